@@ -1,0 +1,53 @@
+// WeightLoaderConfig (how a loader behaves) and WeightLoaderCapabilities (what it can do).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ballast/device.hpp"
+#include "ballast/format.hpp"
+#include "ballast/limits.hpp"
+#include "ballast/tensor.hpp"
+
+namespace ballast {
+
+// How local bytes are read. `automatic` maps page-cacheable local files when a tensor can be
+// returned as a zero-copy view and reads into owned buffers otherwise.
+enum class ReadMode : uint8_t { automatic, mmap, read };
+
+std::string_view read_mode_name(ReadMode mode);
+
+struct WeightLoaderConfig {
+  bool enable_caching = true;
+  std::filesystem::path cache_dir;      // empty: $BALLAST_CACHE or ~/.cache/ballast
+  uint64_t max_cache_size = 0;          // bytes; 0 = unbounded
+  int max_concurrent_downloads = 8;
+  double download_timeout_seconds = 300.0;
+  bool enable_integrity_checks = true;
+  std::map<std::string, std::string> default_headers;
+
+  ReadMode read_mode = ReadMode::automatic;
+  int num_threads = 0;                  // worker threads; 0 = hardware concurrency
+  size_t alignment = 64;                // alignment of owned tensor buffers (power of two)
+  Limits limits;
+  // Allocators per device; the CPU one is always present.
+  std::vector<std::shared_ptr<TensorFactory>> factories;
+};
+
+struct WeightLoaderCapabilities {
+  std::vector<WeightFormat> formats;
+  std::vector<std::string> sources;          // "file", "memory", ...
+  std::vector<std::string> transformations;  // "transpose", "cast", ...
+  std::vector<Device::Kind> devices;
+  uint64_t max_tensor_size = 0;
+  bool supports_streaming = false;
+  bool supports_concurrent_loading = false;
+  Limits limits;
+};
+
+}  // namespace ballast

@@ -1,0 +1,31 @@
+// WeightMetadata: what a checkpoint holds, learned from its headers without reading tensor data.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "ballast/dtype.hpp"
+#include "ballast/format.hpp"
+#include "ballast/tensor.hpp"
+
+namespace ballast {
+
+struct TensorInfo {
+  DType dtype = DType::u8;
+  Shape shape;       // row-major, outermost first (GGUF's ne[] reversed)
+  uint64_t nbytes = 0;  // logical contiguous size in the stored dtype
+};
+
+struct WeightMetadata {
+  WeightFormat format;
+  std::map<std::string, TensorInfo> tensors;  // sorted by name
+  uint64_t total_size_bytes = 0;              // sum of tensors' nbytes
+  std::set<DType> dtypes;
+  // A JSON object, as text: format-specific metadata (safetensors `__metadata__`, GGUF KV
+  // pairs, ONNX metadata_props, PyTorch non-tensor leaves). "{}" when there is none.
+  std::string extra = "{}";
+};
+
+}  // namespace ballast
