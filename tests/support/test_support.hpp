@@ -1,0 +1,72 @@
+// Shared helpers for ballast's tests: where the golden corpus is, the manifest, the CLI
+// binary, temporary folders, running commands and Debian's /usr/bin/python3.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ballast::test {
+
+// ../shared/golden beside the checkout (or $BALLAST_GOLDEN_DIR); nullopt when absent.
+std::optional<std::filesystem::path> golden_dir();
+// The parsed golden manifest.json (golden_dir() must exist).
+const nlohmann::json& golden_manifest();
+// Manifest entries whose "format" equals `format`.
+std::vector<nlohmann::json> golden_entries(const std::string& format);
+
+// Skips the current test with a message when the golden corpus is absent.
+#define BALLAST_REQUIRE_GOLDEN()                                                  \
+  do {                                                                            \
+    if (!::ballast::test::golden_dir())                                           \
+      GTEST_SKIP() << "../shared/golden is absent; golden-corpus test skipped";   \
+  } while (0)
+
+// The built `ballast` executable ($BALLAST_CLI, set by ctest).
+std::string cli_path();
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+// Runs `command` through /bin/sh, capturing stdout and stderr.
+CommandResult run_command(const std::string& command);
+// Quotes one argument for /bin/sh.
+std::string shell_quote(const std::string& arg);
+
+// True when /usr/bin/python3 can import `module`.
+bool python_has(const std::string& module);
+// Skips the current test when /usr/bin/python3 cannot import `module`.
+#define BALLAST_REQUIRE_PYTHON(module)                                                   \
+  do {                                                                                   \
+    if (!::ballast::test::python_has(module))                                            \
+      GTEST_SKIP() << "/usr/bin/python3 cannot import " module "; run scripts/setup.sh"; \
+  } while (0)
+// Runs a Python program (source text) with /usr/bin/python3 and `args`; fails the test on a
+// non-zero exit. Returns stdout.
+std::string run_python(const std::string& program, const std::vector<std::string>& args = {});
+
+// A fresh temporary folder, removed with everything in it when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Writes bytes to a file (creating folders).
+void write_file(const std::filesystem::path& path, const std::string& bytes);
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace ballast::test
