@@ -1,0 +1,14 @@
+// The built-in formats, registered through the same registry that custom formats use.
+// Order matters for detection: strong magic-number probes first, weak ones (ONNX) last.
+#include "formats/builtin.hpp"
+
+#include "ballast/parser.hpp"
+#include "formats/safetensors/safetensors_parser.hpp"
+
+namespace ballast {
+
+void register_builtin_formats() {
+  register_format_parser(make_safetensors_parser());
+}
+
+}  // namespace ballast
