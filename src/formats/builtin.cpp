@@ -7,8 +7,6 @@
 
 namespace ballast {
 
-void register_builtin_formats() {
-  register_format_parser(make_safetensors_parser());
-}
+void register_builtin_formats() { register_format_parser(make_safetensors_parser()); }
 
 }  // namespace ballast
