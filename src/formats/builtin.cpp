@@ -3,10 +3,14 @@
 #include "formats/builtin.hpp"
 
 #include "ballast/parser.hpp"
+#include "formats/numpy/numpy_parser.hpp"
 #include "formats/safetensors/safetensors_parser.hpp"
 
 namespace ballast {
 
-void register_builtin_formats() { register_format_parser(make_safetensors_parser()); }
+void register_builtin_formats() {
+  register_format_parser(make_safetensors_parser());
+  register_format_parser(make_numpy_parser());
+}
 
 }  // namespace ballast
