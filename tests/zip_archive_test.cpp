@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <thread>
 
 #include "ballast/error.hpp"
 #include "numpy_zip_fixture.hpp"
@@ -64,6 +65,26 @@ TEST(ZipArchive, DeflatedMembersInflateLazilyAndCompletely) {
   auto region = member->mapping();
   ASSERT_NE(region, nullptr);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(region->data()), region->size()), data);
+}
+
+TEST(ZipArchive, ConcurrentReadsOfADeflatedMemberAgree) {
+  const std::string data = pattern(2'000'000);
+  auto zip = ZipWriter::build({{.name = "w", .data = data, .deflate = true}});
+  ZipArchive archive = ZipArchive::open(memory(zip.bytes), Limits{});
+  auto member = archive.member_source(archive.members().at(0));
+  std::vector<std::thread> threads;
+  std::vector<int> bad(8, 0);
+  for (size_t t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t at = t * 1000; at + 4096 < data.size(); at += 250'000) {
+        std::string got(4096, '\0');
+        member->read_at(at, std::as_writable_bytes(std::span(got)));
+        if (got != data.substr(at, 4096)) ++bad[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad, std::vector<int>(8, 0));
 }
 
 TEST(ZipArchive, DataDescriptorsAndZip64RecordsReadFromTheCentralDirectory) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -71,15 +72,17 @@ class InflatedSource final : public ByteSource {
   }
 
  private:
+  // Every inflate failure is final: later reads rethrow the same error.
   [[noreturn]] void fail(ErrorCode code, std::string message) const {
-    throw Error(code, fmt::format("zip member '{}': {}", member_.name, message),
-                {.source = archive_name_, .offset = member_.data_offset});
+    error_ = Error(code, fmt::format("zip member '{}': {}", member_.name, message),
+                   {.source = archive_name_, .offset = member_.data_offset});
+    throw *error_;
   }
 
   // Inflates until at least `end` bytes exist; at the declared size, ends the stream and
   // checks the CRC. Caller holds mutex_.
   void inflate_until(uint64_t end) const {
-    if (failed_) fail(ErrorCode::invalid_format, "an earlier inflate of this member failed");
+    if (error_) throw *error_;
     while (produced_ < end) {
       uint64_t target = std::min(size(), std::max({end, 2 * produced_, produced_ + kMinGrowth}));
       buffer_->bytes.resize(target);
@@ -101,7 +104,6 @@ class InflatedSource final : public ByteSource {
       produced_ += got;
       check_rc(rc);
       if (rc == Z_STREAM_END && produced_ < size()) {
-        failed_ = true;
         fail(ErrorCode::invalid_format,
              fmt::format("deflate stream ends after {} of its declared {} bytes", produced_,
                          size()));
@@ -121,7 +123,6 @@ class InflatedSource final : public ByteSource {
 
   void check_rc(int rc) const {
     if (rc == Z_OK || rc == Z_STREAM_END) return;
-    failed_ = true;
     if (rc == Z_BUF_ERROR)
       fail(ErrorCode::invalid_format,
            fmt::format("deflate stream is truncated after {} bytes of output", produced_));
@@ -131,6 +132,7 @@ class InflatedSource final : public ByteSource {
   }
 
   // At the declared size the stream must end with no further output, and the CRC must match.
+  // (refill_input runs first, so Z_BUF_ERROR here means the input is exhausted.)
   void finish() const {
     std::array<Bytef, 1> extra{};
     int rc = Z_OK;
@@ -140,14 +142,11 @@ class InflatedSource final : public ByteSource {
       stream_.avail_out = extra.size();
       rc = inflate(&stream_, Z_NO_FLUSH);
       if (stream_.avail_out == 0) {
-        failed_ = true;
         fail(ErrorCode::limit_exceeded,
              fmt::format("inflates past its declared size of {} bytes", size()));
       }
-      if (rc == Z_BUF_ERROR && stream_.avail_in == 0 && consumed_ == compressed_->size()) break;
     }
     if (rc != Z_STREAM_END) {
-      failed_ = true;
       if (rc == Z_BUF_ERROR || rc == Z_OK)
         fail(ErrorCode::invalid_format, "deflate stream does not end at its declared size");
       check_rc(rc);
@@ -155,7 +154,6 @@ class InflatedSource final : public ByteSource {
     finished_ = true;
     input_ = {};
     if (crc_ != member_.crc32) {
-      failed_ = true;
       fail(ErrorCode::integrity,
            fmt::format("CRC-32 mismatch: the central directory says {:08x}, the data gives {:08x}",
                        member_.crc32, crc_));
@@ -174,7 +172,7 @@ class InflatedSource final : public ByteSource {
   mutable uint64_t produced_ = 0;
   mutable uLong crc_ = 0;
   mutable bool finished_ = false;
-  mutable bool failed_ = false;
+  mutable std::optional<Error> error_;
   std::shared_ptr<Buffer> buffer_;
 };
 
