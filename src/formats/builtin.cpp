@@ -3,6 +3,7 @@
 #include "formats/builtin.hpp"
 
 #include "ballast/parser.hpp"
+#include "formats/numpy/numpy_parser.hpp"
 #include "formats/raw/raw_parser.hpp"
 #include "formats/safetensors/safetensors_parser.hpp"
 
@@ -10,6 +11,7 @@ namespace ballast {
 
 void register_builtin_formats() {
   register_format_parser(make_safetensors_parser());
+  register_format_parser(make_numpy_parser());
   register_format_parser(make_raw_parser());
 }
 
