@@ -120,6 +120,17 @@ TEST_F(LoaderTest, TensorsOutliveTheirLoader) {
   EXPECT_EQ(values(*t), (std::vector<float>{7, 8, 9, 10}));
 }
 
+TEST_F(LoaderTest, AFileRewrittenOnDiskIsParsedAnew) {
+  auto loader = create_weight_loader();
+  EXPECT_EQ(loader->get_metadata(WeightSource::file(path_)).tensors.size(), 3u);
+  auto replacement = dir_ / "new.safetensors";
+  write_file(replacement, safetensors_file({{"only", "F32", {1}, f32_bytes({42})}}));
+  std::filesystem::rename(replacement, path_);
+  auto meta = loader->get_metadata(WeightSource::file(path_));
+  EXPECT_EQ(meta.tensors.size(), 1u);
+  EXPECT_EQ(loader->load_tensor(spec("only"))->as<float>()[0], 42.0f);
+}
+
 TEST_F(LoaderTest, SpecShapeAndDtypeAreChecked) {
   auto loader = create_weight_loader();
   auto s = spec("a");
