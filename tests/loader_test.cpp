@@ -301,3 +301,22 @@ TEST(LoaderRegistry, NamedLoadersAndCapabilities) {
 
 }  // namespace
 }  // namespace ballast::test
+
+namespace ballast::test {
+namespace {
+
+TEST(FolderCheckpoint, NpyFilesInAFolderAreNamedAfterTheirFiles) {
+  BALLAST_REQUIRE_PYTHON("numpy");
+  TempDir dir;
+  run_python("import numpy as np, sys\n"
+             "np.save(sys.argv[1] + '/embed.npy', np.arange(6, dtype=np.float32).reshape(2, 3))\n"
+             "np.save(sys.argv[1] + '/norm.npy', np.ones(3, dtype=np.float16))\n",
+             {dir.path().string()});
+  auto meta = create_weight_loader()->get_metadata(WeightSource::file(dir.path()));
+  ASSERT_EQ(meta.tensors.size(), 2u);
+  EXPECT_EQ(meta.tensors.at("embed").shape, (Shape{2, 3}));
+  EXPECT_EQ(meta.tensors.at("norm").dtype, DType::f16);
+}
+
+}  // namespace
+}  // namespace ballast::test
