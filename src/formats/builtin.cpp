@@ -3,12 +3,14 @@
 #include "formats/builtin.hpp"
 
 #include "ballast/parser.hpp"
+#include "formats/onnx/onnx_parser.hpp"
 #include "formats/safetensors/safetensors_parser.hpp"
 
 namespace ballast {
 
 void register_builtin_formats() {
   register_format_parser(make_safetensors_parser());
+  register_format_parser(make_onnx_parser());  // weak probe: last
 }
 
 }  // namespace ballast
