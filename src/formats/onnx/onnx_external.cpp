@@ -59,12 +59,12 @@ std::shared_ptr<ByteSource> ExternalFiles::slice(const ExternalData& data, uint6
                 {.source = file->name(), .offset = offset});
   };
   if (offset > size)
-    return fail(fmt::format("external data offset {} lies past the end of the {}-byte file",
-                            offset, size));
+    return fail(
+        fmt::format("external data offset {} lies past the end of the {}-byte file", offset, size));
   if (data.length) {
     if (!checked_add(offset, *data.length))
-      return fail(fmt::format("external data offset {} + length {} overflows", offset,
-                              *data.length));
+      return fail(
+          fmt::format("external data offset {} + length {} overflows", offset, *data.length));
     if (!range_inside(offset, *data.length, size))
       return fail(fmt::format("external data [{}, {}+{}) runs past the end of the {}-byte file",
                               offset, offset, *data.length, size));
@@ -72,9 +72,10 @@ std::shared_ptr<ByteSource> ExternalFiles::slice(const ExternalData& data, uint6
       return fail(fmt::format("external data length {} differs from the tensor's {} bytes",
                               *data.length, nbytes));
   } else if (size - offset != nbytes) {
-    return fail(fmt::format("external data from offset {} to the end is {} bytes, but the "
-                            "tensor has {} (give a length)",
-                            offset, size - offset, nbytes));
+    return fail(
+        fmt::format("external data from offset {} to the end is {} bytes, but the "
+                    "tensor has {} (give a length)",
+                    offset, size - offset, nbytes));
   }
   return make_slice_source(std::move(file), offset, nbytes);
 }

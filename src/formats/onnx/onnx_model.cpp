@@ -133,8 +133,8 @@ class ModelWalker {
       fail(ErrorCode::invalid_format,
            fmt::format("metadata_props key '{}' is reserved by ballast", kInfoKey), field.offset);
     if (metadata_.contains(e.key))
-      fail(ErrorCode::invalid_format,
-           fmt::format("metadata_props key '{}' appears twice", e.key), field.offset);
+      fail(ErrorCode::invalid_format, fmt::format("metadata_props key '{}' appears twice", e.key),
+           field.offset);
     metadata_[e.key] = std::move(e.value);
   }
 
@@ -207,10 +207,10 @@ class ModelWalker {
       expect_wire_type(in_, f, WireType::len, "NodeProto.attribute");
       const Attribute attr = read_attribute(f.payload());
       if (node.is_constant()) constant(node, attr, path, f.offset);
-      walk_subgraphs(f.payload(), fmt::format("{}/{}.{}", path,
-                                              node.name.empty() ? node.op_type : node.name,
-                                              attr.name),
-                     depth);
+      walk_subgraphs(
+          f.payload(),
+          fmt::format("{}/{}.{}", path, node.name.empty() ? node.op_type : node.name, attr.name),
+          depth);
     }
   }
 
@@ -221,8 +221,7 @@ class ModelWalker {
     while (reader.next(f)) {
       if (f.number != af::g && f.number != af::graphs) continue;
       expect_wire_type(in_, f, WireType::len, "AttributeProto graph");
-      const std::string sub =
-          f.number == af::g ? label : fmt::format("{}[{}]", label, index++);
+      const std::string sub = f.number == af::g ? label : fmt::format("{}[{}]", label, index++);
       walk_graph(f.payload(), sub, depth + 1);
     }
   }
@@ -237,12 +236,11 @@ class ModelWalker {
     if (node.output.empty())
       fail(ErrorCode::invalid_format, "Constant node has no output name", offset);
     if (attr.sparse)
-      fail(ErrorCode::unsupported, "sparse Constant values are not supported", offset,
-           node.output);
+      fail(ErrorCode::unsupported, "sparse Constant values are not supported", offset, node.output);
     if (attr.name == "value" && attr.t) {
       expect_wire_type(in_, *attr.t, WireType::len, "AttributeProto.t");
-      DecodedTensor t = decode_tensor_proto(in_, attr.t->payload(), node.output, ctx_.limits,
-                                            external_);
+      DecodedTensor t =
+          decode_tensor_proto(in_, attr.t->payload(), node.output, ctx_.limits, external_);
       if (!t.proto_name.empty() && t.proto_name != node.output)
         tensor_names_[node.output] = t.proto_name;
       add(std::move(t), path, offset);

@@ -38,8 +38,7 @@ std::optional<uint64_t> model_wire_type(uint64_t number) {
     case mf::opset_import:
     case mf::metadata_props:
     case mf::training_info:
-    case mf::functions:
-      return 2;
+    case mf::functions: return 2;
     default: return std::nullopt;
   }
 }

@@ -28,16 +28,15 @@ namespace node {  // NodeProto
 inline constexpr uint32_t output = 2, name = 3, op_type = 4, attribute = 5, domain = 7;
 }
 namespace attribute {  // AttributeProto
-inline constexpr uint32_t name = 1, f = 2, i = 3, t = 5, g = 6, floats = 7, ints = 8,
-                          graphs = 11, sparse_tensor = 22;
+inline constexpr uint32_t name = 1, f = 2, i = 3, t = 5, g = 6, floats = 7, ints = 8, graphs = 11,
+                          sparse_tensor = 22;
 }
 namespace tensor {  // TensorProto
 inline constexpr uint32_t dims = 1, data_type = 2, segment = 3, float_data = 4, int32_data = 5,
-                          string_data = 6, int64_data = 7, name = 8, raw_data = 9,
-                          double_data = 10, uint64_data = 11, external_data = 13,
-                          data_location = 14;
+                          string_data = 6, int64_data = 7, name = 8, raw_data = 9, double_data = 10,
+                          uint64_data = 11, external_data = 13, data_location = 14;
 inline constexpr uint64_t location_default = 0, location_external = 1;
-}
+}  // namespace tensor
 
 }  // namespace ballast::onnx_field
 

@@ -25,18 +25,27 @@ struct OnnxDType {
 };
 
 constexpr std::array kDTypes = {
-    OnnxDType{1, DType::f32, tf::float_data},       OnnxDType{2, DType::u8, tf::int32_data},
-    OnnxDType{3, DType::i8, tf::int32_data},        OnnxDType{4, DType::u16, tf::int32_data},
-    OnnxDType{5, DType::i16, tf::int32_data},       OnnxDType{6, DType::i32, tf::int32_data},
-    OnnxDType{7, DType::i64, tf::int64_data},       OnnxDType{9, DType::boolean, tf::int32_data},
-    OnnxDType{10, DType::f16, tf::int32_data},      OnnxDType{11, DType::f64, tf::double_data},
-    OnnxDType{12, DType::u32, tf::uint64_data},     OnnxDType{13, DType::u64, tf::uint64_data},
-    OnnxDType{14, DType::c64, tf::float_data},      OnnxDType{15, DType::c128, tf::double_data},
-    OnnxDType{16, DType::bf16, tf::int32_data},     OnnxDType{17, DType::f8_e4m3, tf::int32_data},
+    OnnxDType{1, DType::f32, tf::float_data},
+    OnnxDType{2, DType::u8, tf::int32_data},
+    OnnxDType{3, DType::i8, tf::int32_data},
+    OnnxDType{4, DType::u16, tf::int32_data},
+    OnnxDType{5, DType::i16, tf::int32_data},
+    OnnxDType{6, DType::i32, tf::int32_data},
+    OnnxDType{7, DType::i64, tf::int64_data},
+    OnnxDType{9, DType::boolean, tf::int32_data},
+    OnnxDType{10, DType::f16, tf::int32_data},
+    OnnxDType{11, DType::f64, tf::double_data},
+    OnnxDType{12, DType::u32, tf::uint64_data},
+    OnnxDType{13, DType::u64, tf::uint64_data},
+    OnnxDType{14, DType::c64, tf::float_data},
+    OnnxDType{15, DType::c128, tf::double_data},
+    OnnxDType{16, DType::bf16, tf::int32_data},
+    OnnxDType{17, DType::f8_e4m3, tf::int32_data},
     OnnxDType{18, DType::f8_e4m3fnuz, tf::int32_data},
     OnnxDType{19, DType::f8_e5m2, tf::int32_data},
     OnnxDType{20, DType::f8_e5m2fnuz, tf::int32_data},
-    OnnxDType{21, DType::u4, tf::int32_data},       OnnxDType{22, DType::i4, tf::int32_data},
+    OnnxDType{21, DType::u4, tf::int32_data},
+    OnnxDType{22, DType::i4, tf::int32_data},
     OnnxDType{23, DType::f4_e2m1, tf::int32_data},
 };
 
@@ -76,10 +85,10 @@ uint64_t parse_decimal(const WireInput& in, const StringEntry& entry, uint64_t o
   const char* end = entry.value.data() + entry.value.size();
   auto [ptr, ec] = std::from_chars(entry.value.data(), end, value);
   if (entry.value.empty() || ec != std::errc() || ptr != end)
-    fail(ErrorCode::invalid_format, in,
-         fmt::format("external_data '{}' is '{}', not a decimal byte count", entry.key,
-                     entry.value),
-         offset);
+    fail(
+        ErrorCode::invalid_format, in,
+        fmt::format("external_data '{}' is '{}', not a decimal byte count", entry.key, entry.value),
+        offset);
   return value;
 }
 
@@ -137,8 +146,7 @@ TensorFields scan_fields(WireInput& in, WireSpan span, const Limits& limits) {
         break;
       case tf::raw_data:
         expect_wire_type(in, f, WireType::len, "TensorProto.raw_data");
-        if (t.raw_data)
-          fail(ErrorCode::invalid_format, in, "raw_data appears twice", f.offset);
+        if (t.raw_data) fail(ErrorCode::invalid_format, in, "raw_data appears twice", f.offset);
         t.raw_data = f;
         break;
       case tf::external_data: read_external_entry(in, f, limits, t); break;
@@ -147,9 +155,8 @@ TensorFields scan_fields(WireInput& in, WireSpan span, const Limits& limits) {
         t.data_location = f.value;
         break;
       default:
-        if (is_typed_field(f.number) &&
-            std::find(t.typed_fields.begin(), t.typed_fields.end(), f.number) ==
-                t.typed_fields.end())
+        if (is_typed_field(f.number) && std::find(t.typed_fields.begin(), t.typed_fields.end(),
+                                                  f.number) == t.typed_fields.end())
           t.typed_fields.push_back(f.number);
     }
   }
@@ -169,9 +176,9 @@ uint64_t tensor_bytes(const WireInput& in, const Shape& dims, DType dtype, const
   if (!numel) fail(ErrorCode::limit_exceeded, in, "tensor element count overflows 64 bits");
   auto nbytes = dtype_bytes_for(dtype, *numel);
   if (!nbytes && *numel % dtype_info(dtype).block_elements != 0)
-    fail(ErrorCode::unsupported, in,
-         fmt::format("{} elements of packed {} do not fill whole bytes", *numel,
-                     dtype_name(dtype)));
+    fail(
+        ErrorCode::unsupported, in,
+        fmt::format("{} elements of packed {} do not fill whole bytes", *numel, dtype_name(dtype)));
   if (!nbytes || *nbytes > limits.max_tensor_bytes)
     fail(ErrorCode::limit_exceeded, in,
          fmt::format("tensor of {} {} elements exceeds max_tensor_bytes ({})", *numel,
@@ -184,9 +191,10 @@ std::vector<std::byte> decode_typed(WireInput& in, WireSpan span, const OnnxDTyp
                                     uint64_t nbytes) {
   const std::string_view what = typed_field_name(d.typed_field);
   const bool floating = d.typed_field == tf::float_data || d.typed_field == tf::double_data;
-  const uint32_t width = d.typed_field == tf::float_data    ? 4
-                         : d.typed_field == tf::double_data ? 8
-                                                            : std::max(dtype_element_size(d.dtype), 1U);
+  const uint32_t width = d.typed_field == tf::float_data ? 4
+                         : d.typed_field == tf::double_data
+                             ? 8
+                             : std::max(dtype_element_size(d.dtype), 1U);
   std::vector<std::byte> out;
   out.reserve(static_cast<size_t>(std::min(nbytes, span.length * 8)));
   MessageReader reader(in, span);

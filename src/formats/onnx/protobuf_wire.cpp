@@ -136,10 +136,10 @@ std::string read_wire_string(WireInput& in, const WireField& field, uint64_t max
                              std::string_view what) {
   expect_wire_type(in, field, WireType::len, what);
   if (field.value > max_length)
-    throw Error(ErrorCode::limit_exceeded,
-                fmt::format("{} of {} bytes exceeds max_string_length ({})", what, field.value,
-                            max_length),
-                {.source = in.name(), .offset = field.offset});
+    throw Error(
+        ErrorCode::limit_exceeded,
+        fmt::format("{} of {} bytes exceeds max_string_length ({})", what, field.value, max_length),
+        {.source = in.name(), .offset = field.offset});
   std::string text(static_cast<size_t>(field.value), '\0');
   in.copy(field.offset, std::as_writable_bytes(std::span(text)));
   return text;
