@@ -46,6 +46,7 @@ def build():
         inits.append(numpy_helper.from_array(arr, name)); rec(name, dtype, arr)
     add("w_f32", "f32", rng.standard_normal((3, 5)).astype(np.float32))
     add("big_f16", "f16", rng.standard_normal((40, 50)).astype(np.float16))
+    add("big_f32", "f32", rng.standard_normal((128, 256)).astype(np.float32))  # > one 64 KiB chunk
     add("i64_vec", "i64", np.arange(-5, 5, dtype=np.int64))
     add("u16_mat", "u16", np.arange(12, dtype=np.uint16).reshape(3, 4))
     add("c128_vec", "c128", np.array([1 + 2j, -3.5 - 0.25j], dtype=np.complex128))
@@ -124,8 +125,8 @@ class OnnxGenerated : public ::testing::Test {
   }
 
   // Every expected tensor, and nothing else, loads with the expected dtype, shape and hash.
-  void expect_model(const WeightSource& source) {
-    auto loader = create_weight_loader();
+  void expect_model(const WeightSource& source, const WeightLoaderConfig& config = {}) {
+    auto loader = create_weight_loader(config);
     WeightMetadata meta = loader->get_metadata(source);
     EXPECT_EQ(meta.tensors.size(), expected_.size());
     for (const auto& [name, want] : expected_.items()) {
@@ -148,6 +149,13 @@ class OnnxGenerated : public ::testing::Test {
 };
 
 TEST_F(OnnxGenerated, InlineModel) { expect_model(WeightSource::file(dir_ / "inline.onnx")); }
+
+TEST_F(OnnxGenerated, InlineModelReadWithoutMmap) {
+  WeightLoaderConfig config;
+  config.read_mode = ReadMode::read;  // the wire reader reads the model in bounded chunks
+  expect_model(WeightSource::file(dir_ / "inline.onnx"), config);
+  expect_model(WeightSource::file(dir_ / "ext_one/model.onnx"), config);
+}
 
 TEST_F(OnnxGenerated, InlineModelFromMemory) {
   const std::string bytes = test::read_file(dir_ / "inline.onnx");

@@ -37,7 +37,8 @@ struct NodeHeader {
 // The fields of one AttributeProto read in a first pass; graphs are walked in a second.
 struct Attribute {
   std::string name;
-  std::optional<WireField> f, i, t, floats, ints;
+  WireSpan span;
+  std::optional<WireField> f, i, t;
   bool sparse = false;
 };
 
@@ -181,6 +182,7 @@ class ModelWalker {
 
   Attribute read_attribute(WireSpan span) {
     Attribute a;
+    a.span = span;
     MessageReader reader(in_, span);
     WireField f;
     while (reader.next(f)) {
@@ -189,8 +191,6 @@ class ModelWalker {
         case af::f: a.f = f; break;
         case af::i: a.i = f; break;
         case af::t: a.t = f; break;
-        case af::floats: a.floats = f; break;
-        case af::ints: a.ints = f; break;
         case af::sparse_tensor: a.sparse = true; break;
         default: break;
       }
@@ -249,7 +249,8 @@ class ModelWalker {
     if (auto t = scalar_constant(node.output, attr)) add(std::move(*t), path, offset);
   }
 
-  // value_float / value_floats / value_int / value_ints as an f32 or i64 tensor.
+  // value_float / value_floats / value_int / value_ints as an f32 or i64 tensor. The lists are
+  // repeated fields, packed or not, possibly empty.
   std::optional<DecodedTensor> scalar_constant(const std::string& name, const Attribute& attr) {
     TensorEntry e;
     e.name = name;
@@ -258,23 +259,30 @@ class ModelWalker {
       expect_wire_type(in_, *attr.f, WireType::fixed32, "value_float");
       e.dtype = DType::f32;
       append_fixed(in_, *attr.f, 4, "value_float", bytes);
-    } else if (attr.name == "value_floats" && attr.floats) {
-      e.dtype = DType::f32;
-      append_fixed(in_, *attr.floats, 4, "value_floats", bytes);
-      e.shape = {static_cast<int64_t>(bytes.size() / 4)};
-    } else if ((attr.name == "value_int" && attr.i) || (attr.name == "value_ints" && attr.ints)) {
+    } else if (attr.name == "value_int" && attr.i) {
+      expect_wire_type(in_, *attr.i, WireType::varint, "value_int");
       e.dtype = DType::i64;
-      const bool list = attr.name == "value_ints";
-      if (!list) expect_wire_type(in_, *attr.i, WireType::varint, "value_int");
-      for_each_varint(in_, list ? *attr.ints : *attr.i, attr.name, [&](uint64_t v) {
-        for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<std::byte>(v >> (8 * b)));
-      });
-      if (list) e.shape = {static_cast<int64_t>(bytes.size() / 8)};
+      append_i64(attr.i->value, bytes);
+    } else if (attr.name == "value_floats" || attr.name == "value_ints") {
+      const bool floats = attr.name == "value_floats";
+      e.dtype = floats ? DType::f32 : DType::i64;
+      MessageReader reader(in_, attr.span);
+      WireField f;
+      while (reader.next(f)) {
+        if (floats && f.number == af::floats) append_fixed(in_, f, 4, attr.name, bytes);
+        if (!floats && f.number == af::ints)
+          for_each_varint(in_, f, attr.name, [&](uint64_t v) { append_i64(v, bytes); });
+      }
+      e.shape = {static_cast<int64_t>(bytes.size() / (floats ? 4 : 8))};
     } else {
       return std::nullopt;
     }
     e.data = make_memory_source(std::move(bytes), in_.name());
     return DecodedTensor{.proto_name = {}, .entry = std::move(e), .skip_reason = {}};
+  }
+
+  static void append_i64(uint64_t v, std::vector<std::byte>& out) {
+    for (int b = 0; b < 8; ++b) out.push_back(static_cast<std::byte>(v >> (8 * b)));
   }
 
   void add(DecodedTensor t, const std::string& path, uint64_t offset) {
