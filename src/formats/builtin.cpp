@@ -4,12 +4,14 @@
 
 #include "ballast/parser.hpp"
 #include "formats/onnx/onnx_parser.hpp"
+#include "formats/raw/raw_parser.hpp"
 #include "formats/safetensors/safetensors_parser.hpp"
 
 namespace ballast {
 
 void register_builtin_formats() {
   register_format_parser(make_safetensors_parser());
+  register_format_parser(make_raw_parser());
   register_format_parser(make_onnx_parser());  // weak probe: last
 }
 
