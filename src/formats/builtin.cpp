@@ -4,6 +4,7 @@
 
 #include "ballast/parser.hpp"
 #include "formats/numpy/numpy_parser.hpp"
+#include "formats/onnx/onnx_parser.hpp"
 #include "formats/raw/raw_parser.hpp"
 #include "formats/safetensors/safetensors_parser.hpp"
 
@@ -13,6 +14,7 @@ void register_builtin_formats() {
   register_format_parser(make_safetensors_parser());
   register_format_parser(make_numpy_parser());
   register_format_parser(make_raw_parser());
+  register_format_parser(make_onnx_parser());  // weak probe: last
 }
 
 }  // namespace ballast

@@ -1,0 +1,83 @@
+// Resolution and bounds checks of ONNX external data (see onnx_external.hpp).
+#include "formats/onnx/onnx_external.hpp"
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "util/checked.hpp"
+
+namespace ballast {
+namespace {
+
+// The obvious escapes, refused here so that the error is clear whatever the opener does.
+std::string_view location_problem(std::string_view location) {
+  if (location.empty()) return "the location is empty";
+  if (location.find('\0') != std::string_view::npos) return "the location contains NUL";
+  if (location.front() == '/' || location.front() == '\\')
+    return "absolute locations are not allowed";
+  if (location.size() > 1 && location[1] == ':') return "absolute locations are not allowed";
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find_first_of("/\\", start);
+    if (end == std::string_view::npos) end = location.size();
+    if (location.substr(start, end - start) == "..") return "'..' would leave the model folder";
+    start = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+ExternalFiles::ExternalFiles(SiblingOpener opener, std::string model)
+    : opener_(std::move(opener)), model_(std::move(model)) {}
+
+std::shared_ptr<ByteSource> ExternalFiles::open(const std::string& location) {
+  if (auto it = files_.find(location); it != files_.end()) return it->second;
+  if (auto problem = location_problem(location); !problem.empty())
+    throw Error(ErrorCode::invalid_format,
+                fmt::format("refusing external data location '{}': {}", location, problem),
+                {.source = model_});
+  if (!opener_)
+    throw Error(ErrorCode::unsupported,
+                fmt::format("external data '{}' needs the model's folder, and this source has none",
+                            location),
+                {.source = model_});
+  auto file = opener_(location);
+  if (!file)
+    throw Error(ErrorCode::not_found, fmt::format("external data file '{}' is missing", location),
+                {.source = model_});
+  files_.emplace(location, file);
+  return file;
+}
+
+std::shared_ptr<ByteSource> ExternalFiles::slice(const ExternalData& data, uint64_t nbytes) {
+  auto file = open(data.location);
+  const uint64_t size = file->size();
+  const uint64_t offset = data.offset.value_or(0);
+  auto fail = [&](std::string message) -> std::shared_ptr<ByteSource> {
+    throw Error(ErrorCode::invalid_format, std::move(message),
+                {.source = file->name(), .offset = offset});
+  };
+  if (offset > size)
+    return fail(
+        fmt::format("external data offset {} lies past the end of the {}-byte file", offset, size));
+  if (data.length) {
+    if (!checked_add(offset, *data.length))
+      return fail(
+          fmt::format("external data offset {} + length {} overflows", offset, *data.length));
+    if (!range_inside(offset, *data.length, size))
+      return fail(fmt::format("external data [{}, {}+{}) runs past the end of the {}-byte file",
+                              offset, offset, *data.length, size));
+    if (*data.length != nbytes)
+      return fail(fmt::format("external data length {} differs from the tensor's {} bytes",
+                              *data.length, nbytes));
+  } else if (size - offset != nbytes) {
+    return fail(
+        fmt::format("external data from offset {} to the end is {} bytes, but the "
+                    "tensor has {} (give a length)",
+                    offset, size - offset, nbytes));
+  }
+  return make_slice_source(std::move(file), offset, nbytes);
+}
+
+}  // namespace ballast
