@@ -3,12 +3,14 @@
 #include "formats/builtin.hpp"
 
 #include "ballast/parser.hpp"
+#include "formats/gguf/gguf_parser.hpp"
 #include "formats/safetensors/safetensors_parser.hpp"
 
 namespace ballast {
 
 void register_builtin_formats() {
   register_format_parser(make_safetensors_parser());
+  register_format_parser(make_gguf_parser());
 }
 
 }  // namespace ballast
