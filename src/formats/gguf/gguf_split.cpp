@@ -34,7 +34,7 @@ std::optional<GgufSplitName> parse_gguf_split_name(std::string_view filename) {
     return std::nullopt;
   end -= kOf.size();
   auto index = digits_before(filename, end);
-  if (!index || end == 0 || filename[end - 1] != '-') return std::nullopt;
+  if (!index || end < 2 || filename[end - 1] != '-') return std::nullopt;  // a nonempty prefix
   if (*index < 1 || *index > *count || *count > kMaxShards) return std::nullopt;
   return GgufSplitName{std::string(filename.substr(0, end - 1)), *index, *count};
 }
