@@ -42,8 +42,7 @@ std::shared_ptr<ByteSource> make_slice_source(std::shared_ptr<ByteSource> parent
                                               uint64_t length, std::string name = {});
 // Bytes in memory; `owner` keeps them alive.
 std::shared_ptr<ByteSource> make_memory_source(std::span<const std::byte> bytes,
-                                               std::shared_ptr<const void> owner,
-                                               std::string name);
+                                               std::shared_ptr<const void> owner, std::string name);
 std::shared_ptr<ByteSource> make_memory_source(std::vector<std::byte> bytes, std::string name);
 
 }  // namespace ballast

@@ -24,16 +24,16 @@ std::string_view read_mode_name(ReadMode mode);
 
 struct WeightLoaderConfig {
   bool enable_caching = true;
-  std::filesystem::path cache_dir;      // empty: $BALLAST_CACHE or ~/.cache/ballast
-  uint64_t max_cache_size = 0;          // bytes; 0 = unbounded
+  std::filesystem::path cache_dir;  // empty: $BALLAST_CACHE or ~/.cache/ballast
+  uint64_t max_cache_size = 0;      // bytes; 0 = unbounded
   int max_concurrent_downloads = 8;
   double download_timeout_seconds = 300.0;
   bool enable_integrity_checks = true;
   std::map<std::string, std::string> default_headers;
 
   ReadMode read_mode = ReadMode::automatic;
-  int num_threads = 0;                  // worker threads; 0 = hardware concurrency
-  size_t alignment = 64;                // alignment of owned tensor buffers (power of two)
+  int num_threads = 0;    // worker threads; 0 = hardware concurrency
+  size_t alignment = 64;  // alignment of owned tensor buffers (power of two)
   Limits limits;
   // Allocators per device; the CPU one is always present.
   std::vector<std::shared_ptr<TensorFactory>> factories;

@@ -14,7 +14,7 @@ namespace ballast {
 
 struct TensorInfo {
   DType dtype = DType::u8;
-  Shape shape;       // row-major, outermost first (GGUF's ne[] reversed)
+  Shape shape;          // row-major, outermost first (GGUF's ne[] reversed)
   uint64_t nbytes = 0;  // logical contiguous size in the stored dtype
 };
 

@@ -36,21 +36,21 @@ enum class ByteOrder : uint8_t { little, big };
 struct TensorEntry {
   std::string name;
   DType dtype = DType::u8;
-  Shape shape;                        // row-major, outermost first
-  std::shared_ptr<ByteSource> data;   // the file, member or buffer that holds the bytes
-  uint64_t offset = 0;                // byte offset of element 0 inside `data`
-  std::vector<int64_t> strides;       // in elements, one per dim; empty = C-contiguous
+  Shape shape;                       // row-major, outermost first
+  std::shared_ptr<ByteSource> data;  // the file, member or buffer that holds the bytes
+  uint64_t offset = 0;               // byte offset of element 0 inside `data`
+  std::vector<int64_t> strides;      // in elements, one per dim; empty = C-contiguous
   ByteOrder byte_order = ByteOrder::little;
 
-  uint64_t numel() const;             // product of shape (0 for an empty tensor, 1 for a scalar)
-  uint64_t nbytes() const;            // logical contiguous size in `dtype`
-  bool is_contiguous() const;         // strides empty or equal to the row-major strides
+  uint64_t numel() const;      // product of shape (0 for an empty tensor, 1 for a scalar)
+  uint64_t nbytes() const;     // logical contiguous size in `dtype`
+  bool is_contiguous() const;  // strides empty or equal to the row-major strides
 };
 
 struct Index {
   WeightFormat format;
   std::vector<TensorEntry> tensors;
-  std::string extra = "{}";           // JSON object text (format metadata)
+  std::string extra = "{}";  // JSON object text (format metadata)
 };
 
 // Opens a file next to the one being parsed, by a path relative to its folder. It refuses

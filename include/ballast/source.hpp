@@ -41,7 +41,7 @@ struct HuggingFaceSource {
 
 struct MemorySource {
   std::span<const std::byte> bytes;
-  std::shared_ptr<const void> owner;  // keeps `bytes` alive; may be null if the caller does
+  std::shared_ptr<const void> owner;   // keeps `bytes` alive; may be null if the caller does
   std::optional<WeightFormat> format;  // detected from the bytes when empty
 
   // Copies `bytes` into memory that the source owns.
@@ -65,7 +65,7 @@ struct RawLayout {
 
 struct WeightSource {
   std::variant<FileSource, UrlSource, HuggingFaceSource, MemorySource, S3Source> location;
-  std::optional<WeightFormat> format;  // force a format instead of detecting it
+  std::optional<WeightFormat> format;   // force a format instead of detecting it
   std::optional<RawLayout> raw_layout;  // for format raw
 
   static WeightSource file(std::filesystem::path path,

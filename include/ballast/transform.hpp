@@ -43,12 +43,12 @@ struct Scale {
 struct QuantizeConfig {
   enum class Scheme : uint8_t { int8, int4, fp8, gptq, awq };
   Scheme scheme = Scheme::int8;
-  bool symmetric = true;        // int8: symmetric (no zero point) or asymmetric
-  int group_size = 128;         // int4, gptq: elements per group along the input dimension
+  bool symmetric = true;             // int8: symmetric (no zero point) or asymmetric
+  int group_size = 128;              // int4, gptq: elements per group along the input dimension
   DType fp8_dtype = DType::f8_e4m3;  // fp8: f8_e4m3 or f8_e5m2
-  int bits = 4;                 // gptq, awq
-  bool desc_act = false;        // gptq: activation-order groups (emits g_idx)
-  bool zero_point = true;       // awq
+  int bits = 4;                      // gptq, awq
+  bool desc_act = false;             // gptq: activation-order groups (emits g_idx)
+  bool zero_point = true;            // awq
 };
 
 struct Quantize {

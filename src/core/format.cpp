@@ -17,9 +17,9 @@ std::string to_string(const WeightFormat& format) {
 }
 
 WeightFormat parse_format(std::string_view name) {
-  for (auto kind : {WeightFormat::Kind::safetensors, WeightFormat::Kind::pytorch,
-                    WeightFormat::Kind::numpy, WeightFormat::Kind::onnx, WeightFormat::Kind::gguf,
-                    WeightFormat::Kind::raw}) {
+  for (auto kind :
+       {WeightFormat::Kind::safetensors, WeightFormat::Kind::pytorch, WeightFormat::Kind::numpy,
+        WeightFormat::Kind::onnx, WeightFormat::Kind::gguf, WeightFormat::Kind::raw}) {
     WeightFormat f{kind, {}};
     if (to_string(f) == name) return f;
   }

@@ -17,7 +17,8 @@ MemorySource MemorySource::copy_of(std::span<const std::byte> bytes,
   return m;
 }
 
-WeightSource WeightSource::file(std::filesystem::path path, std::optional<std::string> tensor_name) {
+WeightSource WeightSource::file(std::filesystem::path path,
+                                std::optional<std::string> tensor_name) {
   return {FileSource{std::move(path), std::move(tensor_name)}, std::nullopt, std::nullopt};
 }
 
@@ -38,7 +39,8 @@ WeightSource WeightSource::memory(MemorySource memory) {
   return {std::move(memory), std::move(format), std::nullopt};
 }
 
-WeightSource WeightSource::s3(std::string bucket, std::string key, std::optional<std::string> region,
+WeightSource WeightSource::s3(std::string bucket, std::string key,
+                              std::optional<std::string> region,
                               std::optional<std::string> endpoint) {
   return {S3Source{std::move(bucket), std::move(key), std::move(region), std::move(endpoint)},
           std::nullopt, std::nullopt};
@@ -47,7 +49,8 @@ WeightSource WeightSource::s3(std::string bucket, std::string key, std::optional
 std::string describe(const WeightSource& source) {
   struct Describe {
     std::string operator()(const FileSource& f) const {
-      return f.tensor_name ? fmt::format("{}#{}", f.path.string(), *f.tensor_name) : f.path.string();
+      return f.tensor_name ? fmt::format("{}#{}", f.path.string(), *f.tensor_name)
+                           : f.path.string();
     }
     std::string operator()(const UrlSource& u) const { return u.url; }
     std::string operator()(const HuggingFaceSource& h) const {

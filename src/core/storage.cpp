@@ -57,8 +57,9 @@ class BorrowedMemory final : public Storage {
 
 std::shared_ptr<Storage> make_host_buffer(uint64_t size, size_t alignment) {
   if (alignment < alignof(std::max_align_t) || (alignment & (alignment - 1)) != 0)
-    throw Error(ErrorCode::invalid_argument,
-                "alignment must be a power of two of at least 16, got " + std::to_string(alignment));
+    throw Error(
+        ErrorCode::invalid_argument,
+        "alignment must be a power of two of at least 16, got " + std::to_string(alignment));
   return std::make_shared<HostBuffer>(size, alignment);
 }
 

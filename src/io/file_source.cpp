@@ -61,10 +61,10 @@ class FileByteSource final : public ByteSource {
 
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), size_))
-      throw Error(ErrorCode::invalid_format,
-                  fmt::format("read of {} bytes past the end of the {}-byte file", out.size(),
-                              size_),
-                  {.source = name_, .offset = offset});
+      throw Error(
+          ErrorCode::invalid_format,
+          fmt::format("read of {} bytes past the end of the {}-byte file", out.size(), size_),
+          {.source = name_, .offset = offset});
     ssize_t n = sys::pread_full(fd_, out.data(), out.size(), static_cast<off_t>(offset));
     if (n < 0)
       throw Error(ErrorCode::io, fmt::format("read failed: {}", std::strerror(errno)),

@@ -20,10 +20,10 @@ const nlohmann::json& golden_manifest();
 std::vector<nlohmann::json> golden_entries(const std::string& format);
 
 // Skips the current test with a message when the golden corpus is absent.
-#define BALLAST_REQUIRE_GOLDEN()                                                  \
-  do {                                                                            \
-    if (!::ballast::test::golden_dir())                                           \
-      GTEST_SKIP() << "../shared/golden is absent; golden-corpus test skipped";   \
+#define BALLAST_REQUIRE_GOLDEN()                                                \
+  do {                                                                          \
+    if (!::ballast::test::golden_dir())                                         \
+      GTEST_SKIP() << "../shared/golden is absent; golden-corpus test skipped"; \
   } while (0)
 
 // The built `ballast` executable ($BALLAST_CLI, set by ctest).

@@ -24,10 +24,10 @@ namespace ballast {
 
 struct ZipMember {
   std::string name;
-  uint16_t method = 0;            // 0 = stored, 8 = deflated; others are refused on open
+  uint16_t method = 0;  // 0 = stored, 8 = deflated; others are refused on open
   uint64_t compressed_size = 0;
   uint64_t uncompressed_size = 0;
-  uint64_t data_offset = 0;       // absolute offset of the member's first data byte
+  uint64_t data_offset = 0;  // absolute offset of the member's first data byte
   uint32_t crc32 = 0;
 };
 

@@ -1,0 +1,270 @@
+// Safetensors header parsing and validation (layout in safetensors_parser.hpp).
+#include "formats/safetensors/safetensors_parser.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ballast/error.hpp"
+#include "util/checked.hpp"
+
+namespace ballast {
+namespace {
+
+using nlohmann::json;
+
+struct DTypeName {
+  std::string_view name;
+  DType dtype;
+};
+constexpr std::array kDTypes = {
+    DTypeName{"F64", DType::f64},
+    DTypeName{"F32", DType::f32},
+    DTypeName{"F16", DType::f16},
+    DTypeName{"BF16", DType::bf16},
+    DTypeName{"F8_E4M3", DType::f8_e4m3},
+    DTypeName{"F8_E5M2", DType::f8_e5m2},
+    DTypeName{"F8_E4M3FNUZ", DType::f8_e4m3fnuz},
+    DTypeName{"F8_E5M2FNUZ", DType::f8_e5m2fnuz},
+    DTypeName{"F8_E8M0", DType::f8_e8m0},
+    DTypeName{"F6_E2M3", DType::f6_e2m3},
+    DTypeName{"F6_E3M2", DType::f6_e3m2},
+    DTypeName{"F4", DType::f4_e2m1},
+    DTypeName{"I64", DType::i64},
+    DTypeName{"I32", DType::i32},
+    DTypeName{"I16", DType::i16},
+    DTypeName{"I8", DType::i8},
+    DTypeName{"U64", DType::u64},
+    DTypeName{"U32", DType::u32},
+    DTypeName{"U16", DType::u16},
+    DTypeName{"U8", DType::u8},
+    DTypeName{"BOOL", DType::boolean},
+    DTypeName{"C64", DType::c64},
+};
+
+constexpr uint64_t kLengthBytes = 8;
+
+class HeaderReader {
+ public:
+  HeaderReader(const ParseContext& ctx) : ctx_(ctx), source_(*ctx.source) {}
+
+  Index parse() {
+    uint64_t header_length = read_length();
+    json header = parse_json(header_length);
+    data_start_ = kLengthBytes + header_length;
+    data_size_ = source_.size() - data_start_;
+
+    Index index;
+    index.format = WeightFormat::safetensors();
+    for (auto& [key, value] : header.items()) {
+      if (key == "__metadata__") {
+        index.extra = metadata_json(value);
+        continue;
+      }
+      index.tensors.push_back(entry(key, value));
+    }
+    check_tiling(index);
+    return index;
+  }
+
+ private:
+  [[noreturn]] void fail(ErrorCode code, std::string message, std::string tensor = {},
+                         std::optional<uint64_t> offset = std::nullopt) const {
+    throw Error(code, std::move(message),
+                {.source = source_.name(), .tensor = std::move(tensor), .offset = offset});
+  }
+
+  uint64_t read_length() const {
+    if (source_.size() < kLengthBytes)
+      fail(
+          ErrorCode::invalid_format,
+          fmt::format("file of {} bytes is too short for the 8-byte header length", source_.size()),
+          {}, 0);
+    std::array<std::byte, kLengthBytes> raw{};
+    source_.read_at(0, raw);
+    uint64_t n = 0;
+    for (size_t i = 0; i < kLengthBytes; ++i) n |= static_cast<uint64_t>(raw[i]) << (8 * i);
+    if (n > ctx_.limits.max_header_bytes)
+      fail(ErrorCode::limit_exceeded,
+           fmt::format("header length {} exceeds the limit of {} bytes", n,
+                       ctx_.limits.max_header_bytes),
+           {}, 0);
+    if (n > source_.size() - kLengthBytes)
+      fail(ErrorCode::invalid_format,
+           fmt::format("header length {} runs past the end of the {}-byte file", n, source_.size()),
+           {}, 0);
+    if (n < 2)
+      fail(ErrorCode::invalid_format, "header is shorter than an empty JSON object", {}, 0);
+    return n;
+  }
+
+  json parse_json(uint64_t length) const {
+    std::vector<std::byte> text = source_.read(kLengthBytes, length);
+    const char* begin = reinterpret_cast<const char*>(text.data());
+    std::unordered_set<std::string> names;
+    const uint32_t max_depth = ctx_.limits.max_json_depth;
+    auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
+      if (static_cast<uint32_t>(depth) > max_depth)
+        fail(ErrorCode::limit_exceeded,
+             fmt::format("JSON header nests deeper than {} levels", max_depth), {}, kLengthBytes);
+      if (event == json::parse_event_t::key && depth == 1 &&
+          !names.insert(parsed.get<std::string>()).second)
+        fail(ErrorCode::invalid_format, "duplicate tensor name in header",
+             parsed.get<std::string>(), kLengthBytes);
+      return true;
+    };
+    json header;
+    try {
+      header = json::parse(begin, begin + length, guard);
+    } catch (const json::exception& e) {
+      fail(ErrorCode::invalid_format, fmt::format("header is not valid JSON: {}", e.what()), {},
+           kLengthBytes);
+    }
+    if (!header.is_object())
+      fail(ErrorCode::invalid_format, "header is not a JSON object", {}, kLengthBytes);
+    return header;
+  }
+
+  std::string metadata_json(const json& value) const {
+    if (!value.is_object())
+      fail(ErrorCode::invalid_format, "__metadata__ is not an object of strings", "__metadata__");
+    for (auto& [k, v] : value.items())
+      if (!v.is_string())
+        fail(ErrorCode::invalid_format,
+             fmt::format("__metadata__ value for '{}' is not a string", k), "__metadata__");
+    return value.dump();
+  }
+
+  static DType parse_dtype_name(const std::string& name, bool& known) {
+    for (const auto& d : kDTypes)
+      if (d.name == name) {
+        known = true;
+        return d.dtype;
+      }
+    known = false;
+    return DType::u8;
+  }
+
+  TensorEntry entry(const std::string& name, const json& value) {
+    if (!value.is_object()) fail(ErrorCode::invalid_format, "tensor entry is not an object", name);
+    const auto dtype_it = value.find("dtype");
+    const auto shape_it = value.find("shape");
+    const auto offsets_it = value.find("data_offsets");
+    if (dtype_it == value.end() || !dtype_it->is_string())
+      fail(ErrorCode::invalid_format, "tensor entry lacks a string 'dtype'", name);
+    if (shape_it == value.end() || !shape_it->is_array())
+      fail(ErrorCode::invalid_format, "tensor entry lacks a 'shape' array", name);
+    if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2)
+      fail(ErrorCode::invalid_format, "tensor entry lacks 'data_offsets' [begin, end]", name);
+
+    TensorEntry e;
+    e.name = name;
+    bool known = false;
+    e.dtype = parse_dtype_name(dtype_it->get<std::string>(), known);
+    if (!known)
+      fail(ErrorCode::unsupported,
+           fmt::format("unknown safetensors dtype '{}'", dtype_it->get<std::string>()), name);
+    if (shape_it->size() > ctx_.limits.max_dims)
+      fail(ErrorCode::limit_exceeded,
+           fmt::format("rank {} exceeds the limit of {}", shape_it->size(), ctx_.limits.max_dims),
+           name);
+    for (const auto& d : *shape_it) {
+      if (!d.is_number_unsigned())
+        fail(ErrorCode::invalid_format, "shape holds a value that is not a non-negative integer",
+             name);
+      uint64_t dim = d.get<uint64_t>();
+      if (dim > static_cast<uint64_t>(INT64_MAX))
+        fail(ErrorCode::invalid_format, "shape dimension overflows", name);
+      e.shape.push_back(static_cast<int64_t>(dim));
+    }
+    for (const auto& o : *offsets_it)
+      if (!o.is_number_unsigned())
+        fail(ErrorCode::invalid_format, "data_offsets are not non-negative integers", name);
+    uint64_t begin = (*offsets_it)[0].get<uint64_t>();
+    uint64_t end = (*offsets_it)[1].get<uint64_t>();
+    if (end < begin)
+      fail(ErrorCode::invalid_format, fmt::format("data_offsets end {} < begin {}", end, begin),
+           name);
+    if (end > data_size_)
+      fail(ErrorCode::invalid_format,
+           fmt::format("data_offsets [{}, {}) run past the {}-byte data buffer", begin, end,
+                       data_size_),
+           name, data_start_ + begin);
+
+    auto numel = checked_numel(e.shape);
+    if (!numel) fail(ErrorCode::invalid_format, "shape element count overflows", name);
+    auto nbytes = dtype_bytes_for(e.dtype, *numel);
+    if (!nbytes)
+      fail(ErrorCode::invalid_format,
+           fmt::format("{} elements of {} do not fill whole bytes", *numel, dtype_name(e.dtype)),
+           name);
+    if (*nbytes != end - begin)
+      fail(ErrorCode::invalid_format,
+           fmt::format("data_offsets span {} bytes but shape and dtype need {}", end - begin,
+                       *nbytes),
+           name, data_start_ + begin);
+    e.data = ctx_.source;
+    e.offset = data_start_ + begin;
+    return e;
+  }
+
+  // The byte ranges, sorted, must cover the data buffer exactly once.
+  void check_tiling(const Index& index) const {
+    std::vector<const TensorEntry*> sorted;
+    sorted.reserve(index.tensors.size());
+    for (const auto& e : index.tensors) sorted.push_back(&e);
+    std::sort(sorted.begin(), sorted.end(), [](const TensorEntry* a, const TensorEntry* b) {
+      return a->offset != b->offset ? a->offset < b->offset : a->nbytes() < b->nbytes();
+    });
+    uint64_t expected = data_start_;
+    for (const TensorEntry* e : sorted) {
+      if (e->offset < expected)
+        fail(ErrorCode::invalid_format,
+             fmt::format("tensor bytes overlap the previous tensor (begin {} < {})",
+                         e->offset - data_start_, expected - data_start_),
+             e->name, e->offset);
+      if (e->offset > expected)
+        fail(ErrorCode::invalid_format,
+             fmt::format("gap of {} unused bytes in the data buffer before this tensor",
+                         e->offset - expected),
+             e->name, expected);
+      expected = e->offset + e->nbytes();
+    }
+    if (expected != source_.size())
+      fail(ErrorCode::invalid_format,
+           fmt::format("{} trailing bytes after the last tensor", source_.size() - expected), {},
+           expected);
+  }
+
+  const ParseContext& ctx_;
+  const ByteSource& source_;
+  uint64_t data_start_ = 0;
+  uint64_t data_size_ = 0;
+};
+
+class SafetensorsParser final : public FormatParser {
+ public:
+  WeightFormat format() const override { return WeightFormat::safetensors(); }
+  std::vector<std::string> extensions() const override { return {".safetensors"}; }
+
+  bool probe(std::span<const std::byte> head, uint64_t total_size) const override {
+    if (head.size() < 10) return false;
+    uint64_t n = 0;
+    for (size_t i = 0; i < 8; ++i) n |= static_cast<uint64_t>(head[i]) << (8 * i);
+    return n >= 2 && n <= total_size - 8 && static_cast<char>(head[8]) == '{';
+  }
+
+  Index parse(const ParseContext& context) const override { return HeaderReader(context).parse(); }
+};
+
+}  // namespace
+
+std::shared_ptr<const FormatParser> make_safetensors_parser() {
+  return std::make_shared<SafetensorsParser>();
+}
+
+}  // namespace ballast

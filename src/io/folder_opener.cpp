@@ -1,0 +1,49 @@
+// Folder-confined path resolution (see folder_opener.hpp).
+#include "io/folder_opener.hpp"
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+
+namespace ballast {
+
+std::filesystem::path resolve_inside(const std::filesystem::path& folder,
+                                     std::string_view relative) {
+  const std::string where = folder.string();
+  auto refuse = [&](std::string_view why) -> std::filesystem::path {
+    throw Error(ErrorCode::invalid_format, fmt::format("refusing path '{}': {}", relative, why),
+                {.source = where});
+  };
+  if (relative.empty()) return refuse("empty path");
+  if (relative.find('\0') != std::string_view::npos) return refuse("NUL in path");
+  if (relative.find('\\') != std::string_view::npos) return refuse("backslash in path");
+  std::filesystem::path rel(relative);
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
+    return refuse("absolute paths are not allowed");
+  for (const auto& part : rel)
+    if (part == "..") return refuse("'..' would leave the model folder");
+
+  std::error_code ec;
+  auto base = std::filesystem::canonical(folder, ec);
+  if (ec) throw Error(ErrorCode::not_found, "model folder does not exist", {.source = where});
+  auto target = base / rel;
+  if (!std::filesystem::exists(target, ec))
+    throw Error(ErrorCode::not_found, fmt::format("file '{}' does not exist", relative),
+                {.source = where});
+  auto resolved = std::filesystem::canonical(target, ec);
+  if (ec)
+    throw Error(ErrorCode::io, fmt::format("cannot resolve '{}'", relative), {.source = where});
+  auto [base_end, resolved_it] =
+      std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
+  if (base_end != base.end() || resolved_it == resolved.end())
+    return refuse("it resolves (through a symlink) outside the model folder");
+  return resolved;
+}
+
+SiblingOpener make_folder_opener(std::filesystem::path folder, FileOpenOptions options) {
+  return [folder = std::move(folder), options](std::string_view relative) {
+    return open_file_source(resolve_inside(folder, relative), options);
+  };
+}
+
+}  // namespace ballast

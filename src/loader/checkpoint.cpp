@@ -1,0 +1,178 @@
+// Checkpoint: lazy, shard-aware access to the Index of a source (see checkpoint.hpp).
+#include "loader/checkpoint.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ballast/error.hpp"
+#include "formats/detect.hpp"
+#include "formats/validate.hpp"
+#include "io/file_source.hpp"
+#include "io/folder_opener.hpp"
+#include "loader/checkpoint_files.hpp"
+
+namespace ballast {
+namespace {
+
+FileOpenOptions file_options(ReadMode mode) { return {.allow_mmap = mode != ReadMode::read}; }
+
+void merge_into(nlohmann::json& into, const std::string& text) {
+  auto more = nlohmann::json::parse(text, nullptr, false);
+  if (!more.is_object()) return;
+  for (auto& [k, v] : more.items())
+    if (!into.contains(k)) into[k] = v;
+}
+
+}  // namespace
+
+Checkpoint::Checkpoint(std::string description, CheckpointOptions options,
+                       const WeightSource& source)
+    : description_(std::move(description)),
+      options_(std::move(options)),
+      forced_format_(source.format),
+      raw_layout_(source.raw_layout) {}
+
+std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
+                                             const CheckpointOptions& options) {
+  std::shared_ptr<Checkpoint> cp(new Checkpoint(describe(source), options, source));
+  if (const auto* file = std::get_if<FileSource>(&source.location)) {
+    cp->only_tensor_ = file->tensor_name;
+    CheckpointFiles files = resolve_checkpoint_files(file->path, options.limits);
+    cp->weight_map_ = std::move(files.weight_map);
+    cp->index_metadata_ = std::move(files.metadata);
+    for (auto& path : files.shards) {
+      auto shard = std::make_unique<Shard>();
+      shard->path = std::move(path);
+      cp->shards_.push_back(std::move(shard));
+    }
+  } else if (const auto* memory = std::get_if<MemorySource>(&source.location)) {
+    auto shard = std::make_unique<Shard>();
+    shard->bytes = make_memory_source(memory->bytes, memory->owner, cp->description_);
+    cp->shards_.push_back(std::move(shard));
+  } else {
+    throw Error(ErrorCode::unsupported, "remote sources are not supported by this build yet",
+                {.source = cp->description_});
+  }
+  return cp;
+}
+
+void Checkpoint::parse_shard(Shard& shard) {
+  ParseContext ctx;
+  ctx.limits = options_.limits;
+  ctx.raw_layout = raw_layout_;
+  if (!shard.path.empty()) {
+    ctx.source = open_file_source(shard.path, file_options(options_.read_mode));
+    auto folder = shard.path.parent_path();
+    ctx.open_sibling =
+        make_folder_opener(folder.empty() ? "." : folder, file_options(options_.read_mode));
+  } else {
+    ctx.source = shard.bytes;
+  }
+  std::shared_ptr<const FormatParser> parser;
+  if (forced_format_) {
+    parser = find_format_parser(*forced_format_);
+    if (!parser)
+      throw Error(
+          ErrorCode::unsupported,
+          fmt::format("no parser is registered for format '{}'", to_string(*forced_format_)),
+          {.source = ctx.source->name()});
+  } else {
+    parser = detect_format(*ctx.source);
+  }
+  try {
+    Index index = parser->parse(ctx);
+    validate_index(index, options_.limits);
+    shard.index = std::move(index);
+  } catch (Error& e) {
+    e.with_source(ctx.source->name());
+    throw;
+  }
+  for (size_t i = 0; i < shard.index.tensors.size(); ++i)
+    shard.by_name.emplace(shard.index.tensors[i].name, i);
+}
+
+Checkpoint::Shard& Checkpoint::parsed_shard(size_t i) {
+  Shard& shard = *shards_.at(i);
+  std::call_once(shard.parsed, [&] { parse_shard(shard); });
+  return shard;
+}
+
+WeightFormat Checkpoint::format() { return parsed_shard(0).index.format; }
+
+const TensorEntry* Checkpoint::find_in(Shard& shard, const std::string& name) {
+  auto it = shard.by_name.find(name);
+  return it == shard.by_name.end() ? nullptr : &shard.index.tensors[it->second];
+}
+
+std::vector<const TensorEntry*> Checkpoint::entries() {
+  std::vector<const TensorEntry*> out;
+  std::map<std::string_view, std::string> seen_in;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    Shard& shard = parsed_shard(i);
+    if (i > 0 && shard.index.format != shards_[0]->index.format)
+      throw Error(ErrorCode::invalid_format,
+                  fmt::format("shards mix formats ({} and {})", to_string(shards_[0]->index.format),
+                              to_string(shard.index.format)),
+                  {.source = shard.path.string()});
+    for (const auto& e : shard.index.tensors) {
+      if (only_tensor_ && e.name != *only_tensor_) continue;
+      auto [it, fresh] = seen_in.emplace(e.name, shard.path.string());
+      if (!fresh)
+        throw Error(ErrorCode::invalid_format,
+                    fmt::format("tensor appears in two shards ({} and {})", it->second,
+                                shard.path.string()),
+                    {.source = description_, .tensor = e.name});
+      out.push_back(&e);
+    }
+  }
+  if (only_tensor_ && out.empty())
+    throw Error(ErrorCode::not_found, "no such tensor",
+                {.source = description_, .tensor = *only_tensor_});
+  std::sort(out.begin(), out.end(),
+            [](const TensorEntry* a, const TensorEntry* b) { return a->name < b->name; });
+  return out;
+}
+
+const TensorEntry& Checkpoint::entry(const std::string& name) {
+  if (only_tensor_ && name != *only_tensor_)
+    throw Error(ErrorCode::not_found,
+                fmt::format("the source is restricted to tensor '{}'", *only_tensor_),
+                {.source = description_, .tensor = name});
+  if (auto it = weight_map_.find(name); it != weight_map_.end()) {
+    if (const TensorEntry* e = find_in(parsed_shard(it->second), name)) return *e;
+    throw Error(ErrorCode::invalid_format, "the shard index names a shard that lacks this tensor",
+                {.source = shards_[it->second]->path.string(), .tensor = name});
+  }
+  for (size_t i = 0; i < shards_.size(); ++i)
+    if (const TensorEntry* e = find_in(parsed_shard(i), name)) return *e;
+  throw Error(ErrorCode::not_found, "no such tensor", {.source = description_, .tensor = name});
+}
+
+std::string Checkpoint::default_tensor_name() {
+  if (only_tensor_) return *only_tensor_;
+  auto all = entries();
+  if (all.size() != 1)
+    throw Error(
+        ErrorCode::invalid_argument,
+        fmt::format("the spec names no tensor, but the source holds {} tensors", all.size()),
+        {.source = description_});
+  return all.front()->name;
+}
+
+std::string Checkpoint::extra_json() {
+  nlohmann::json merged = nlohmann::json::object();
+  for (size_t i = 0; i < shards_.size(); ++i) merge_into(merged, parsed_shard(i).index.extra);
+  merge_into(merged, index_metadata_);
+  return merged.dump();
+}
+
+std::vector<std::filesystem::path> Checkpoint::files() const {
+  std::vector<std::filesystem::path> out;
+  for (const auto& s : shards_)
+    if (!s->path.empty()) out.push_back(s->path);
+  return out;
+}
+
+}  // namespace ballast

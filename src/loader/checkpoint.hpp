@@ -1,0 +1,72 @@
+// Checkpoint: one logical checkpoint behind a WeightSource — a single file, a sharded set of
+// files described by a `*.index.json` weight map, or a folder — with each shard parsed lazily,
+// so that loading one tensor opens and parses only the shard that holds it.
+//
+// Thread-safe: entries and metadata may be requested from many threads at once; each shard is
+// parsed at most once (a failed parse is retried by the next request and fails the same way).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ballast/config.hpp"
+#include "ballast/parser.hpp"
+#include "ballast/source.hpp"
+
+namespace ballast {
+
+struct CheckpointOptions {
+  ReadMode read_mode = ReadMode::automatic;
+  Limits limits;
+};
+
+class Checkpoint {
+ public:
+  // Resolves the source to its shard files (no parsing yet, except a shard index).
+  static std::shared_ptr<Checkpoint> open(const WeightSource& source,
+                                          const CheckpointOptions& options);
+
+  const std::string& description() const { return description_; }
+  // The format of the first shard (parses it).
+  WeightFormat format();
+  // Every tensor, sorted by name (parses every shard).
+  std::vector<const TensorEntry*> entries();
+  // One tensor; parses only its shard when a weight map says where it is.
+  const TensorEntry& entry(const std::string& name);
+  // The name to use for a spec that names no tensor: the source's single tensor.
+  std::string default_tensor_name();
+  // Format metadata of all shards merged into one JSON object (text).
+  std::string extra_json();
+  // The files behind this checkpoint (empty for memory).
+  std::vector<std::filesystem::path> files() const;
+
+ private:
+  struct Shard {
+    std::filesystem::path path;         // empty for memory
+    std::shared_ptr<ByteSource> bytes;  // set for memory; opened on parse for files
+    std::once_flag parsed;
+    Index index;
+    std::map<std::string, size_t, std::less<>> by_name;
+  };
+
+  Checkpoint(std::string description, CheckpointOptions options, const WeightSource& source);
+  Shard& parsed_shard(size_t i);
+  void parse_shard(Shard& shard);
+  const TensorEntry* find_in(Shard& shard, const std::string& name);
+
+  std::string description_;
+  CheckpointOptions options_;
+  std::optional<WeightFormat> forced_format_;
+  std::optional<RawLayout> raw_layout_;
+  std::optional<std::string> only_tensor_;  // FileSource::tensor_name
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::map<std::string, size_t, std::less<>> weight_map_;  // tensor -> shard, from index.json
+  std::string index_metadata_ = "{}";                      // the index file's "metadata"
+};
+
+}  // namespace ballast

@@ -1,0 +1,114 @@
+// Local checkpoint file discovery (see checkpoint_files.hpp).
+#include "loader/checkpoint_files.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ballast/error.hpp"
+#include "io/file_source.hpp"
+#include "io/folder_opener.hpp"
+
+namespace ballast {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ends_with(const std::string& s, std::string_view suffix) { return s.ends_with(suffix); }
+
+CheckpointFiles read_index(const fs::path& index_path, const Limits& limits) {
+  auto source = open_file_source(index_path, {.allow_mmap = false});
+  if (source->size() > limits.max_header_bytes)
+    throw Error(ErrorCode::limit_exceeded, "shard index is larger than max_header_bytes",
+                {.source = index_path.string()});
+  auto bytes = source->read(0, source->size());
+  nlohmann::json index;
+  try {
+    const char* text = reinterpret_cast<const char*>(bytes.data());
+    index = nlohmann::json::parse(text, text + bytes.size());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::invalid_format, fmt::format("shard index is not JSON: {}", e.what()),
+                {.source = index_path.string()});
+  }
+  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+    throw Error(ErrorCode::invalid_format, "shard index has no 'weight_map' object",
+                {.source = index_path.string()});
+  CheckpointFiles files;
+  if (index.contains("metadata") && index["metadata"].is_object())
+    files.metadata = index["metadata"].dump();
+  const fs::path folder = index_path.parent_path().empty() ? "." : index_path.parent_path();
+  std::map<std::string, size_t> shard_of_file;
+  for (auto& [tensor, file] : index["weight_map"].items()) {
+    if (!file.is_string())
+      throw Error(ErrorCode::invalid_format, "weight_map value is not a file name",
+                  {.source = index_path.string(), .tensor = tensor});
+    const std::string name = file.get<std::string>();
+    auto [it, inserted] = shard_of_file.try_emplace(name, files.shards.size());
+    if (inserted) files.shards.push_back(resolve_inside(folder, name));
+    files.weight_map.emplace(tensor, it->second);
+  }
+  return files;
+}
+
+// Files of one kind in a folder, sorted by name.
+std::vector<fs::path> files_ending(const fs::path& folder,
+                                   const std::vector<std::string_view>& suffixes) {
+  std::vector<fs::path> out;
+  for (const auto& item : fs::directory_iterator(folder)) {
+    if (!item.is_regular_file()) continue;
+    std::string name = item.path().filename().string();
+    for (auto suffix : suffixes)
+      if (ends_with(name, suffix)) {
+        out.push_back(item.path());
+        break;
+      }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
+  // In order of preference; the first kind present wins (safetensors over .bin).
+  const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> kinds = {
+      {"safetensors index", {".safetensors.index.json"}},
+      {"safetensors", {".safetensors"}},
+      {"pytorch index", {".bin.index.json", ".pt.index.json"}},
+      {"pytorch", {".bin", ".pt", ".pth"}},
+      {"gguf", {".gguf"}},
+      {"onnx", {".onnx"}},
+      {"numpy", {".npz", ".npy"}},
+  };
+  for (const auto& [kind, suffixes] : kinds) {
+    auto found = files_ending(folder, suffixes);
+    if (found.empty()) continue;
+    if (ends_with(std::string(kind), "index")) {
+      if (found.size() > 1)
+        throw Error(ErrorCode::invalid_format,
+                    fmt::format("folder holds {} shard indexes; name one", found.size()),
+                    {.source = folder.string()});
+      return read_index(found.front(), limits);
+    }
+    CheckpointFiles files;
+    files.shards = std::move(found);
+    return files;
+  }
+  throw Error(ErrorCode::not_found, "folder holds no weight files", {.source = folder.string()});
+}
+
+}  // namespace
+
+CheckpointFiles resolve_checkpoint_files(const fs::path& path, const Limits& limits) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status))
+    throw Error(ErrorCode::not_found, "no such file or folder", {.source = path.string()});
+  if (fs::is_directory(status)) return resolve_folder(path, limits);
+  if (ends_with(path.filename().string(), ".index.json")) return read_index(path, limits);
+  CheckpointFiles files;
+  files.shards.push_back(path);
+  return files;
+}
+
+}  // namespace ballast

@@ -1,0 +1,260 @@
+// The default WeightLoader (see default_loader.hpp).
+#include "loader/default_loader.hpp"
+
+#include <fcntl.h>
+
+#include <atomic>
+#include <filesystem>
+#include <list>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ballast/error.hpp"
+#include "loader/checkpoint.hpp"
+#include "loader/materialize.hpp"
+#include "transform/plan.hpp"
+#include "util/thread_pool.hpp"
+
+namespace ballast {
+namespace {
+
+constexpr size_t kCheckpointCacheEntries = 64;
+
+std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+// A key identifying a source for the checkpoint cache.
+std::string cache_key(const WeightSource& source) {
+  std::string key = describe(source);
+  if (const auto* m = std::get_if<MemorySource>(&source.location))
+    key += fmt::format("@{}", static_cast<const void*>(m->bytes.data()));
+  if (source.format) key += "|format=" + to_string(*source.format);
+  if (source.raw_layout)
+    key += fmt::format("|raw={}:{}:{}", dtype_name(source.raw_layout->dtype),
+                       fmt::join(source.raw_layout->shape, "x"), source.raw_layout->offset);
+  return key;
+}
+
+class DefaultLoader final : public WeightLoader {
+ public:
+  explicit DefaultLoader(WeightLoaderConfig config)
+      : config_(std::move(config)), pool_(thread_count(config_)) {
+    if (config_.alignment < 16 || (config_.alignment & (config_.alignment - 1)) != 0 ||
+        config_.alignment > 4096)
+      throw Error(
+          ErrorCode::invalid_argument,
+          fmt::format("alignment must be a power of two in [16, 4096], got {}", config_.alignment));
+  }
+
+  std::future<TensorRef> load_tensor_async(TensorSpec spec) override {
+    return pool_.submit([this, spec = std::move(spec)]() -> TensorRef { return load(spec); });
+  }
+
+  std::future<std::vector<TensorRef>> load_tensors_async(std::vector<TensorSpec> specs) override {
+    struct Batch {
+      std::vector<TensorSpec> specs;
+      std::vector<TensorRef> results;
+      std::atomic<size_t> remaining;
+      std::mutex mutex;
+      std::exception_ptr error;
+      std::promise<std::vector<TensorRef>> promise;
+    };
+    auto batch = std::make_shared<Batch>();
+    batch->specs = std::move(specs);
+    batch->results.resize(batch->specs.size());
+    batch->remaining = batch->specs.size();
+    auto future = batch->promise.get_future();
+    if (batch->specs.empty()) {
+      batch->promise.set_value({});
+      return future;
+    }
+    for (size_t i = 0; i < batch->specs.size(); ++i) {
+      pool_.post([this, batch, i] {
+        try {
+          batch->results[i] = load(batch->specs[i]);
+        } catch (...) {
+          std::lock_guard lock(batch->mutex);
+          if (!batch->error) batch->error = std::current_exception();
+        }
+        if (--batch->remaining == 0) {
+          if (batch->error)
+            batch->promise.set_exception(batch->error);
+          else
+            batch->promise.set_value(std::move(batch->results));
+        }
+      });
+    }
+    return future;
+  }
+
+  std::future<bool> is_available_async(WeightSource source) override {
+    return pool_.submit([this, source = std::move(source)] { return available(source); });
+  }
+
+  std::future<WeightMetadata> get_metadata_async(WeightSource source) override {
+    return pool_.submit([this, source = std::move(source)] { return metadata(source); });
+  }
+
+  std::future<void> preload_async(WeightSource source) override {
+    return pool_.submit([this, source = std::move(source)] { preload_now(source); });
+  }
+
+  WeightLoaderCapabilities capabilities() const override {
+    WeightLoaderCapabilities caps;
+    for (const auto& parser : registered_format_parsers()) caps.formats.push_back(parser->format());
+    caps.sources = {"file", "memory"};
+    caps.transformations = {"transpose", "reshape", "cast", "slice", "scale"};
+    caps.devices = {Device::Kind::cpu};
+    for (const auto& f : config_.factories)
+      if (f && !f->device().is_host()) caps.devices.push_back(f->device().kind);
+    caps.max_tensor_size = config_.limits.max_tensor_bytes;
+    caps.supports_streaming = false;
+    caps.supports_concurrent_loading = true;
+    caps.limits = config_.limits;
+    return caps;
+  }
+
+ private:
+  static unsigned thread_count(const WeightLoaderConfig& config) {
+    if (config.num_threads > 0) return static_cast<unsigned>(config.num_threads);
+    return std::max(1u, std::thread::hardware_concurrency());
+  }
+
+  std::shared_ptr<Checkpoint> checkpoint(const WeightSource& source) {
+    const std::string key = cache_key(source);
+    {
+      std::lock_guard lock(cache_mutex_);
+      if (auto it = cache_.find(key); it != cache_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second.second);
+        return it->second.first;
+      }
+    }
+    auto cp = Checkpoint::open(source, {.read_mode = config_.read_mode, .limits = config_.limits});
+    std::lock_guard lock(cache_mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second.first;
+    lru_.push_front(key);
+    cache_.emplace(key, std::make_pair(cp, lru_.begin()));
+    if (cache_.size() > kCheckpointCacheEntries) {
+      cache_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    return cp;
+  }
+
+  TensorFactory& factory_for(Device device, const std::string& tensor) {
+    for (const auto& f : config_.factories)
+      if (f && f->device() == device) return *f;
+    if (device.is_host()) return *cpu_tensor_factory();
+    throw Error(ErrorCode::unsupported,
+                fmt::format("no TensorFactory for device {} (pass one in "
+                            "WeightLoaderConfig::factories)",
+                            to_string(device)),
+                {.tensor = tensor});
+  }
+
+  TensorRef load(const TensorSpec& spec) {
+    const std::string where = describe(spec.source);
+    try {
+      WeightSource source = spec.source;
+      if (source.format && source.format->kind == WeightFormat::Kind::raw && !source.raw_layout &&
+          spec.dtype && !spec.shape.empty() && spec.transformations.empty())
+        source.raw_layout = RawLayout{*spec.dtype, spec.shape, 0};
+      auto cp = checkpoint(source);
+      const std::string name = spec.name.empty() ? cp->default_tensor_name() : spec.name;
+      try {
+        const TensorEntry& entry = cp->entry(name);
+        LoadPlan plan = plan_load(entry, spec.transformations);
+        check_expectations(spec, plan, name);
+        TensorFactory& device_factory = factory_for(spec.device, name);
+        MaterializeOptions options{config_.read_mode, config_.alignment,
+                                   cpu_tensor_factory().get()};
+        if (spec.device.is_host()) options.host_factory = &device_factory;
+        auto host = materialize(plan, name, options);
+        if (spec.device.is_host()) return host;
+        auto storage = device_factory.allocate(host->nbytes(), config_.alignment);
+        device_factory.upload(*storage, 0, host->data(), host->nbytes());
+        return std::make_shared<Tensor>(name, host->dtype(), host->shape(), storage, 0,
+                                        host->nbytes());
+      } catch (Error& e) {
+        e.with_tensor(name);
+        throw;
+      }
+    } catch (Error& e) {
+      e.with_source(where);
+      throw;
+    }
+  }
+
+  static void check_expectations(const TensorSpec& spec, const LoadPlan& plan,
+                                 const std::string& name) {
+    if (!spec.shape.empty() && spec.shape != plan.out_shape)
+      throw Error(ErrorCode::shape_mismatch, "the tensor's shape differs from the spec",
+                  {.tensor = name,
+                   .expected = shape_text(spec.shape),
+                   .actual = shape_text(plan.out_shape)});
+    if (spec.dtype && *spec.dtype != plan.out_dtype)
+      throw Error(ErrorCode::dtype_mismatch,
+                  "the tensor's dtype differs from the spec (add a cast step to convert)",
+                  {.tensor = name,
+                   .expected = std::string(dtype_name(*spec.dtype)),
+                   .actual = std::string(dtype_name(plan.out_dtype))});
+  }
+
+  bool available(const WeightSource& source) {
+    if (const auto* file = std::get_if<FileSource>(&source.location)) {
+      std::error_code ec;
+      return std::filesystem::exists(file->path, ec);
+    }
+    if (std::holds_alternative<MemorySource>(source.location)) return true;
+    throw Error(ErrorCode::unsupported, "remote sources are not supported by this build yet",
+                {.source = describe(source)});
+  }
+
+  WeightMetadata metadata(const WeightSource& source) {
+    try {
+      auto cp = checkpoint(source);
+      WeightMetadata meta;
+      meta.format = cp->format();
+      for (const TensorEntry* e : cp->entries()) {
+        meta.tensors.emplace(e->name, TensorInfo{e->dtype, e->shape, e->nbytes()});
+        meta.total_size_bytes += e->nbytes();
+        meta.dtypes.insert(e->dtype);
+      }
+      meta.extra = cp->extra_json();
+      return meta;
+    } catch (Error& e) {
+      e.with_source(describe(source));
+      throw;
+    }
+  }
+
+  // Parses every shard and asks the kernel to read the files ahead into the page cache.
+  void preload_now(const WeightSource& source) {
+    auto cp = checkpoint(source);
+    cp->entries();
+    for (const auto& path : cp->files()) {
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+      ::close(fd);
+    }
+  }
+
+  WeightLoaderConfig config_;
+  std::mutex cache_mutex_;
+  std::list<std::string> lru_;
+  std::map<std::string, std::pair<std::shared_ptr<Checkpoint>, std::list<std::string>::iterator>>
+      cache_;
+  ThreadPool pool_;  // last: its destructor drains tasks that use the members above
+};
+
+}  // namespace
+
+std::unique_ptr<WeightLoader> make_default_loader(const WeightLoaderConfig& config) {
+  return std::make_unique<DefaultLoader>(config);
+}
+
+}  // namespace ballast

@@ -1,0 +1,26 @@
+// The materializer: executes a LoadPlan, producing the tensor's bytes. It returns a zero-copy
+// view of a mapped file when the plan allows (contiguous, little-endian, aligned, no value
+// steps, mapping permitted), and otherwise fills one owned, aligned buffer: contiguous runs are
+// read straight into it, strided views are gathered, big-endian elements swapped, and value
+// steps run over cache-sized blocks so that no full-size intermediate copy is ever made.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ballast/config.hpp"
+#include "ballast/tensor.hpp"
+#include "transform/plan.hpp"
+
+namespace ballast {
+
+struct MaterializeOptions {
+  ReadMode read_mode = ReadMode::automatic;
+  size_t alignment = 64;
+  TensorFactory* host_factory = nullptr;  // allocates owned host buffers
+};
+
+std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
+                                    const MaterializeOptions& options);
+
+}  // namespace ballast

@@ -1,0 +1,192 @@
+// The load planner (see plan.hpp).
+#include "transform/plan.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ballast/error.hpp"
+#include "transform/cast.hpp"
+#include "util/checked.hpp"
+
+namespace ballast {
+namespace {
+
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+class Planner {
+ public:
+  Planner(const TensorEntry& entry) : plan_{} {
+    plan_.view = view_of(entry);
+    plan_.out_dtype = entry.dtype;
+  }
+
+  LoadPlan run(std::span<const Transformation> steps) {
+    for (const auto& step : steps) {
+      current_ = to_string(step);
+      std::visit([this](const auto& s) { apply(s); }, step);
+    }
+    plan_.out_shape = final_shape_ ? *final_shape_ : plan_.view.shape;
+    plan_.out_nbytes = dtype_bytes_for(plan_.out_dtype, plan_.view.numel()).value_or(0);
+    return std::move(plan_);
+  }
+
+ private:
+  [[noreturn]] void fail(ErrorCode code, const std::string& why) const {
+    throw Error(code, fmt::format("transformation '{}': {}", current_, why));
+  }
+
+  int normalize_dim(int dim) const {
+    const int rank = static_cast<int>(plan_.view.shape.size());
+    int d = dim < 0 ? dim + rank : dim;
+    if (d < 0 || d >= rank)
+      fail(ErrorCode::shape_mismatch, fmt::format("dimension {} is out of range for shape {}", dim,
+                                                  shape_text(plan_.view.shape)));
+    return d;
+  }
+
+  void require_view_step_allowed() const {
+    if (final_shape_)
+      fail(ErrorCode::unsupported, "a view step after a reshape of a non-contiguous view");
+  }
+
+  bool packed() const { return dtype_element_size(plan_.view.dtype) == 0; }
+
+  void apply(const Transpose& t) {
+    require_view_step_allowed();
+    int a = normalize_dim(t.dim0), b = normalize_dim(t.dim1);
+    if (packed() && a != b)
+      fail(ErrorCode::unsupported, fmt::format("cannot transpose packed {} data; cast it first",
+                                               dtype_name(plan_.view.dtype)));
+    std::swap(plan_.view.shape[a], plan_.view.shape[b]);
+    std::swap(plan_.view.strides[a], plan_.view.strides[b]);
+  }
+
+  void apply(const Slice& s) {
+    require_view_step_allowed();
+    int d = normalize_dim(s.dim);
+    int64_t n = plan_.view.shape[d];
+    auto clamp = [n](int64_t i) { return std::clamp(i < 0 ? i + n : i, int64_t{0}, n); };
+    int64_t start = s.start ? clamp(*s.start) : 0;
+    int64_t end = s.end ? clamp(*s.end) : n;
+    if (end < start) end = start;
+    if (packed()) {
+      // Packed data can only be cut along whole rows of a contiguous view.
+      bool outer = d == 0 && plan_.view.is_contiguous();
+      auto row_elems = checked_numel(std::span(plan_.view.shape).subspan(1));
+      auto row_bytes =
+          outer && row_elems ? dtype_bytes_for(plan_.view.dtype, *row_elems) : std::nullopt;
+      if (!row_bytes)
+        fail(ErrorCode::unsupported,
+             fmt::format("packed {} data can only be sliced along whole rows of dimension 0",
+                         dtype_name(plan_.view.dtype)));
+      plan_.view.offset += static_cast<uint64_t>(start) * *row_bytes;
+    } else {
+      plan_.view.offset += static_cast<uint64_t>(start) *
+                           static_cast<uint64_t>(plan_.view.strides[d]) *
+                           dtype_element_size(plan_.view.dtype);
+    }
+    plan_.view.shape[d] = end - start;
+  }
+
+  void apply(const Reshape& r) {
+    require_view_step_allowed();
+    Shape target = r.shape;
+    uint64_t numel = plan_.view.numel();
+    int inferred = -1;
+    uint64_t known = 1;
+    for (size_t i = 0; i < target.size(); ++i) {
+      if (target[i] == -1) {
+        if (inferred >= 0) fail(ErrorCode::invalid_argument, "more than one -1 dimension");
+        inferred = static_cast<int>(i);
+      } else if (target[i] < 0) {
+        fail(ErrorCode::invalid_argument, "negative dimension");
+      } else {
+        auto next = checked_mul(known, static_cast<uint64_t>(target[i]));
+        if (!next) fail(ErrorCode::shape_mismatch, "shape overflows");
+        known = *next;
+      }
+    }
+    if (inferred >= 0) {
+      if (known == 0 || numel % known != 0)
+        fail(ErrorCode::shape_mismatch,
+             fmt::format("cannot infer a dimension of {} from {} elements", shape_text(target),
+                         numel));
+      target[inferred] = static_cast<int64_t>(numel / known);
+      known = numel;
+    }
+    if (known != numel)
+      fail(ErrorCode::shape_mismatch,
+           fmt::format("{} elements of shape {} cannot become shape {}", numel,
+                       shape_text(plan_.view.shape), shape_text(target)));
+    if (plan_.view.is_contiguous()) {
+      plan_.view.shape = target;
+      plan_.view.strides = row_major_strides(target);
+    } else {
+      final_shape_ = target;  // relabel the contiguous output; later view steps are refused
+    }
+  }
+
+  void apply(const Cast& c) {
+    if (!can_cast(plan_.out_dtype, c.dtype))
+      fail(ErrorCode::unsupported,
+           fmt::format("no cast from {} to {}", dtype_name(plan_.out_dtype), dtype_name(c.dtype)));
+    if (c.dtype != plan_.out_dtype)
+      plan_.steps.push_back({ValueStep::Kind::cast, plan_.out_dtype, c.dtype, 1.0});
+    plan_.out_dtype = c.dtype;
+  }
+
+  void apply(const Scale& s) {
+    if (!can_scale(plan_.out_dtype))
+      fail(ErrorCode::dtype_mismatch, fmt::format("scale needs a float tensor, got {}; cast first",
+                                                  dtype_name(plan_.out_dtype)));
+    plan_.steps.push_back({ValueStep::Kind::scale, plan_.out_dtype, plan_.out_dtype, s.factor});
+  }
+
+  void apply(const Quantize&) { fail(ErrorCode::unsupported, "quantization is not available yet"); }
+
+  LoadPlan plan_;
+  std::optional<Shape> final_shape_;
+  std::string current_;
+};
+
+}  // namespace
+
+bool View::is_contiguous() const {
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+uint64_t View::numel() const { return checked_numel(shape).value_or(0); }
+
+View view_of(const TensorEntry& entry) {
+  View v;
+  v.data = entry.data;
+  v.offset = entry.offset;
+  v.dtype = entry.dtype;
+  v.shape = entry.shape;
+  v.strides = entry.strides.empty() ? row_major_strides(entry.shape) : entry.strides;
+  v.byte_order = entry.byte_order;
+  return v;
+}
+
+LoadPlan plan_load(const TensorEntry& entry, std::span<const Transformation> steps) {
+  return Planner(entry).run(steps);
+}
+
+}  // namespace ballast

@@ -1,0 +1,140 @@
+// Shared pieces of the ballast subcommands (see cli_common.hpp).
+#include "cli_common.hpp"
+
+#include <fnmatch.h>
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace ballast::cli {
+namespace {
+
+Shape parse_shape(const std::string& text) {
+  Shape shape;
+  if (text.empty() || text == "scalar") return shape;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    std::string_view part(text.data() + start,
+                          (comma == std::string::npos ? text.size() : comma) - start);
+    int64_t d = -1;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), d);
+    if (ec != std::errc() || end != part.data() + part.size() || d < 0)
+      throw Error(ErrorCode::invalid_argument, fmt::format("bad --shape '{}'", text));
+    shape.push_back(d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return shape;
+}
+
+WeightSource hub_source(std::string_view rest) {
+  // org/repo[@rev][/path]
+  size_t first_slash = rest.find('/');
+  if (first_slash == std::string_view::npos)
+    throw Error(ErrorCode::invalid_argument, "hf:// sources look like hf://org/repo[@rev][/path]");
+  size_t second_slash = rest.find('/', first_slash + 1);
+  std::string_view repo = rest.substr(0, second_slash);
+  std::string filename =
+      second_slash == std::string_view::npos ? "" : std::string(rest.substr(second_slash + 1));
+  std::optional<std::string> revision;
+  if (size_t at = repo.find('@'); at != std::string_view::npos) {
+    revision = std::string(repo.substr(at + 1));
+    repo = repo.substr(0, at);
+  }
+  return WeightSource::hugging_face(std::string(repo), filename, revision);
+}
+
+}  // namespace
+
+void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option) {
+  command
+      .add_option("SOURCE", options.source,
+                  "a file, folder or *.index.json; http(s)://URL; hf://org/repo[@rev][/path]; "
+                  "s3://bucket/key")
+      ->required();
+  command.add_option("--format", options.format,
+                     "force a format (safetensors, pytorch, numpy, onnx, gguf, raw)");
+  if (raw_dtype_option)
+    command.add_option("--dtype", options.dtype, "with --format raw: the stored dtype");
+  command.add_option("--shape", options.shape, "with --format raw: the shape, e.g. 4,5,6");
+  command.add_option("--offset", options.offset, "with --format raw: bytes to skip");
+  command.add_option("--mode", options.mode, "read mode: auto, mmap or read")
+      ->check(CLI::IsMember({"auto", "mmap", "read"}));
+  command.add_option("--threads", options.threads, "worker threads (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+WeightSource parse_source(const SourceOptions& options) {
+  const std::string& s = options.source;
+  WeightSource source;
+  if (s.starts_with("http://") || s.starts_with("https://"))
+    source = WeightSource::url(s);
+  else if (s.starts_with("hf://"))
+    source = hub_source(std::string_view(s).substr(5));
+  else if (s.starts_with("s3://")) {
+    std::string_view rest = std::string_view(s).substr(5);
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size())
+      throw Error(ErrorCode::invalid_argument, "s3:// sources look like s3://bucket/key");
+    source =
+        WeightSource::s3(std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1)));
+  } else {
+    source = WeightSource::file(s);
+  }
+  if (!options.format.empty()) source.format = parse_format(options.format);
+  const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
+  if (raw) {
+    if (options.dtype.empty())
+      throw Error(ErrorCode::invalid_argument, "--format raw needs --dtype (the stored dtype)");
+    auto dtype = parse_dtype(options.dtype);
+    if (!dtype)
+      throw Error(ErrorCode::invalid_argument, fmt::format("unknown dtype '{}'", options.dtype));
+    source.raw_layout = RawLayout{*dtype, parse_shape(options.shape), options.offset};
+  } else if (!options.shape.empty() || options.offset != 0) {
+    throw Error(ErrorCode::invalid_argument, "--shape and --offset apply only with --format raw");
+  }
+  return source;
+}
+
+WeightLoaderConfig loader_config(const SourceOptions& options) {
+  WeightLoaderConfig config;
+  config.num_threads = options.threads;
+  config.read_mode = options.mode == "mmap"   ? ReadMode::mmap
+                     : options.mode == "read" ? ReadMode::read
+                                              : ReadMode::automatic;
+  return config;
+}
+
+std::vector<std::string> select_tensors(const std::vector<std::string>& all,
+                                        const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return all;
+  std::vector<std::string> out;
+  for (const auto& name : all)
+    for (const auto& p : patterns)
+      if (name == p || fnmatch(p.c_str(), name.c_str(), 0) == 0) {
+        out.push_back(name);
+        break;
+      }
+  if (out.empty())
+    throw Error(ErrorCode::not_found,
+                fmt::format("no tensor matches {}", fmt::join(patterns, ", ")));
+  return out;
+}
+
+std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,39 @@
+// Pieces shared by the ballast subcommands: turning a SOURCE argument and its options into a
+// WeightSource, selecting tensors by name pattern, and formatting shapes and sizes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ballast/ballast.hpp"
+
+namespace ballast::cli {
+
+// Options every command that reads a checkpoint accepts.
+struct SourceOptions {
+  std::string source;
+  std::string format;   // empty: detect
+  std::string dtype;    // with --format raw: the stored dtype
+  std::string shape;    // with --format raw: "a,b,c"
+  uint64_t offset = 0;  // with --format raw
+  std::string mode = "auto";
+  int threads = 0;
+};
+
+void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option);
+
+// "path", "http(s)://...", "hf://org/repo[@rev][/path]", "s3://bucket/key".
+WeightSource parse_source(const SourceOptions& options);
+WeightLoaderConfig loader_config(const SourceOptions& options);
+
+// Names from `all` matching any of the glob patterns (all when there are none), in order.
+std::vector<std::string> select_tensors(const std::vector<std::string>& all,
+                                        const std::vector<std::string>& patterns);
+
+std::string shape_text(const Shape& shape);
+std::string human_bytes(uint64_t bytes);
+
+}  // namespace ballast::cli

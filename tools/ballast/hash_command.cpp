@@ -1,0 +1,79 @@
+// `ballast hash SOURCE [--json] [--tensor NAME]... [--dtype D] [--transform LIST]`: the sha256
+// of each tensor's logical bytes (contiguous, row-major, little-endian), after the optional
+// cast and transformations.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+
+namespace ballast::cli {
+namespace {
+
+struct HashOptions {
+  SourceOptions source;
+  std::vector<std::string> tensors;
+  std::string cast;
+  std::string transform;
+  bool json = false;
+};
+
+std::vector<Transformation> steps_of(const HashOptions& options, bool raw) {
+  auto steps = parse_transformations(options.transform);
+  if (!raw && !options.source.dtype.empty()) {
+    auto dtype = parse_dtype(options.source.dtype);
+    if (!dtype)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("unknown dtype '{}'", options.source.dtype));
+    steps.push_back(Cast{*dtype});
+  }
+  return steps;
+}
+
+void run(const HashOptions& options) {
+  auto loader = create_weight_loader(loader_config(options.source));
+  WeightSource source = parse_source(options.source);
+  const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
+  WeightMetadata meta = loader->get_metadata(source);
+  std::vector<std::string> names;
+  for (const auto& [name, info] : meta.tensors) names.push_back(name);
+  names = select_tensors(names, options.tensors);
+
+  std::vector<TensorSpec> specs;
+  for (const auto& name : names)
+    specs.push_back(
+        TensorSpec{.name = name, .source = source, .transformations = steps_of(options, raw)});
+  auto tensors = loader->load_tensors(specs);
+
+  nlohmann::json out = {{"tensors", nlohmann::json::object()}};
+  for (const auto& t : tensors) {
+    std::string digest = sha256_hex(*t);
+    if (options.json)
+      out["tensors"][t->name()] = {
+          {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
+    else
+      fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
+                 shape_text(t->shape()));
+  }
+  if (options.json) std::cout << out.dump(2) << "\n";
+}
+
+}  // namespace
+
+Runner add_hash_command(CLI::App& app) {
+  auto options = std::make_shared<HashOptions>();
+  auto* cmd = app.add_subcommand("hash", "Print the sha256 of each tensor's logical contents");
+  add_source_options(*cmd, options->source, false);
+  cmd->add_option("--dtype", options->source.dtype,
+                  "cast to this dtype before hashing (with --format raw: the stored dtype)");
+  cmd->add_option("--tensor", options->tensors, "tensor name or glob pattern (repeatable)");
+  cmd->add_option("--transform", options->transform,
+                  "comma-separated steps, e.g. slice:0:0:2,transpose:0:1,cast:f16");
+  cmd->add_flag("--json", options->json, "print one JSON object");
+  return [options] { run(*options); };
+}
+
+}  // namespace ballast::cli
