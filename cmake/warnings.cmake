@@ -2,7 +2,7 @@
 add_library(ballast_warnings INTERFACE)
 target_compile_options(ballast_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused
-  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough
+  -Woverloaded-virtual -Wimplicit-fallthrough
   # Designated initializers that leave fields at their defaults are deliberate.
   -Wno-missing-field-initializers
   $<$<BOOL:${BALLAST_WERROR}>:-Werror>)

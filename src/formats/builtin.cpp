@@ -4,6 +4,8 @@
 
 #include "ballast/parser.hpp"
 #include "formats/gguf/gguf_parser.hpp"
+#include "formats/numpy/numpy_parser.hpp"
+#include "formats/raw/raw_parser.hpp"
 #include "formats/safetensors/safetensors_parser.hpp"
 
 namespace ballast {
@@ -11,6 +13,8 @@ namespace ballast {
 void register_builtin_formats() {
   register_format_parser(make_safetensors_parser());
   register_format_parser(make_gguf_parser());
+  register_format_parser(make_numpy_parser());
+  register_format_parser(make_raw_parser());
 }
 
 }  // namespace ballast

@@ -89,6 +89,10 @@ void Checkpoint::parse_shard(Shard& shard) {
     e.with_source(ctx.source->name());
     throw;
   }
+  // In a folder of several .npy files each file's single array is named after the file
+  // (numpy.save names nothing; "arr_0" for every file would collide).
+  if (shards_.size() > 1 && shard.path.extension() == ".npy" && shard.index.tensors.size() == 1)
+    shard.index.tensors[0].name = shard.path.stem().string();
   for (size_t i = 0; i < shard.index.tensors.size(); ++i)
     shard.by_name.emplace(shard.index.tensors[i].name, i);
 }

@@ -2,6 +2,7 @@
 #include "loader/default_loader.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <filesystem>
@@ -29,6 +30,12 @@ std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::joi
 // A key identifying a source for the checkpoint cache.
 std::string cache_key(const WeightSource& source) {
   std::string key = describe(source);
+  // A local file or folder that changed on disk (size or modification time) is parsed anew.
+  if (const auto* f = std::get_if<FileSource>(&source.location)) {
+    struct stat st {};
+    if (::stat(f->path.c_str(), &st) == 0)
+      key += fmt::format("|{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  }
   if (const auto* m = std::get_if<MemorySource>(&source.location))
     key += fmt::format("@{}", static_cast<const void*>(m->bytes.data()));
   if (source.format) key += "|format=" + to_string(*source.format);

@@ -1,6 +1,8 @@
 // `ballast hash SOURCE [--json] [--tensor NAME]... [--dtype D] [--transform LIST]`: the sha256
 // of each tensor's logical bytes (contiguous, row-major, little-endian), after the optional
 // cast and transformations.
+#include <deque>
+#include <future>
 #include <iostream>
 #include <memory>
 
@@ -42,21 +44,23 @@ void run(const HashOptions& options) {
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
 
-  std::vector<TensorSpec> specs;
-  for (const auto& name : names)
-    specs.push_back(
-        TensorSpec{.name = name, .source = source, .transformations = steps_of(options, raw)});
-  auto tensors = loader->load_tensors(specs);
-
+  // Tensors are loaded a few at a time and dropped once hashed, so hashing a checkpoint
+  // needs memory for a handful of tensors, not the whole model.
+  const size_t window = 4;
+  std::deque<std::future<TensorRef>> in_flight;
+  size_t next = 0;
   nlohmann::json out = {{"tensors", nlohmann::json::object()}};
-  for (const auto& t : tensors) {
+  while (next < names.size() || !in_flight.empty()) {
+    while (next < names.size() && in_flight.size() < window)
+      in_flight.push_back(loader->load_tensor_async(
+          TensorSpec{.name = names[next++], .source = source, .transformations = steps_of(options, raw)}));
+    TensorRef t = in_flight.front().get();
+    in_flight.pop_front();
     std::string digest = sha256_hex(*t);
     if (options.json)
-      out["tensors"][t->name()] = {
-          {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
+      out["tensors"][t->name()] = {{"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
     else
-      fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
-                 shape_text(t->shape()));
+      fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()), shape_text(t->shape()));
   }
   if (options.json) std::cout << out.dump(2) << "\n";
 }

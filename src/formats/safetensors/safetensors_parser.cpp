@@ -251,11 +251,13 @@ class SafetensorsParser final : public FormatParser {
   WeightFormat format() const override { return WeightFormat::safetensors(); }
   std::vector<std::string> extensions() const override { return {".safetensors"}; }
 
-  bool probe(std::span<const std::byte> head, uint64_t total_size) const override {
+  // The length is not checked against the file here, so that an oversized or truncated
+  // header is reported as a broken safetensors file rather than an unknown format.
+  bool probe(std::span<const std::byte> head, uint64_t) const override {
     if (head.size() < 10) return false;
     uint64_t n = 0;
     for (size_t i = 0; i < 8; ++i) n |= static_cast<uint64_t>(head[i]) << (8 * i);
-    return n >= 2 && n <= total_size - 8 && static_cast<char>(head[8]) == '{';
+    return n >= 2 && n < (1ULL << 40) && static_cast<char>(head[8]) == '{';
   }
 
   Index parse(const ParseContext& context) const override { return HeaderReader(context).parse(); }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building and testing ballast needs. Idempotent: when all
+# are present it changes nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config git clang-format
+  nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev zlib1g-dev
+  libgtest-dev libgmock-dev
+  # tests: checkpoints written by the real writers
+  python3-numpy python3-torch python3-onnx
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: all packages present"

@@ -1,0 +1,104 @@
+// The .npy / .npz FormatParser (see numpy_parser.hpp).
+#include "formats/numpy/numpy_parser.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ballast/error.hpp"
+#include "formats/numpy/npy_header.hpp"
+#include "formats/zip/zip_archive.hpp"
+#include "util/checked.hpp"
+
+namespace ballast {
+namespace {
+
+constexpr std::string_view kNpySuffix = ".npy";
+
+TensorEntry make_entry(std::string name, const NpyHeader& h, std::shared_ptr<ByteSource> data) {
+  TensorEntry e;
+  e.name = std::move(name);
+  e.dtype = h.dtype;
+  e.shape = h.shape;
+  e.data = std::move(data);
+  e.offset = h.data_offset;
+  e.byte_order = h.byte_order;
+  if (h.fortran_order && h.shape.size() >= 2 && h.nbytes > 0) e.strides = fortran_strides(h.shape);
+  return e;
+}
+
+Index parse_npy(const ParseContext& ctx) {
+  NpyHeader h = read_npy_header(*ctx.source, ctx.limits);
+  if (!h.unsupported_reason.empty())
+    throw Error(ErrorCode::unsupported,
+                fmt::format("{}; the file's only array cannot be loaded", h.unsupported_reason),
+                {.source = ctx.source->name(), .offset = 0});
+  Index index;
+  index.format = WeightFormat::numpy();
+  index.tensors.push_back(make_entry("arr_0", h, ctx.source));
+  return index;
+}
+
+Index parse_npz(const ParseContext& ctx) {
+  ZipArchive archive = ZipArchive::open(ctx.source, ctx.limits);
+  Index index;
+  index.format = WeightFormat::numpy();
+  nlohmann::json skipped = nlohmann::json::object();
+  for (const ZipMember& m : archive.members()) {
+    if (m.name.ends_with('/')) continue;  // a folder entry
+    if (!m.name.ends_with(kNpySuffix)) {
+      skipped[m.name] = "not a .npy member";
+      continue;
+    }
+    std::string name = m.name.substr(0, m.name.size() - kNpySuffix.size());
+    std::shared_ptr<ByteSource> member = archive.member_source(m);
+    NpyHeader h = read_npy_header(*member, ctx.limits);
+    if (!h.unsupported_reason.empty()) {
+      skipped[name] = h.unsupported_reason;
+      continue;
+    }
+    if (index.tensors.size() == ctx.limits.max_tensors)
+      throw Error(ErrorCode::limit_exceeded,
+                  fmt::format("the archive holds more than max_tensors ({}) arrays",
+                              ctx.limits.max_tensors),
+                  {.source = ctx.source->name()});
+    index.tensors.push_back(make_entry(std::move(name), h, std::move(member)));
+  }
+  if (!skipped.empty()) index.extra = nlohmann::json{{"skipped", skipped}}.dump();
+  return index;
+}
+
+// A zip is an .npz when its first member's name ends in ".npy" (torch zips start with
+// "<root>/data.pkl" or similar), or when it is an empty archive.
+bool probe_npz(std::span<const std::byte> head) {
+  if (!looks_like_zip(head)) return false;
+  if (static_cast<char>(head[2]) == '\x05') return true;
+  constexpr size_t kLocalHeader = 30;
+  if (head.size() < kLocalHeader) return false;
+  const size_t name_len = static_cast<size_t>(head[26]) | static_cast<size_t>(head[27]) << 8;
+  if (head.size() - kLocalHeader < name_len) return false;
+  std::string_view name(reinterpret_cast<const char*>(head.data() + kLocalHeader), name_len);
+  return name.ends_with(kNpySuffix);
+}
+
+class NumpyParser final : public FormatParser {
+ public:
+  WeightFormat format() const override { return WeightFormat::numpy(); }
+  std::vector<std::string> extensions() const override { return {".npy", ".npz"}; }
+
+  bool probe(std::span<const std::byte> head, uint64_t /*total_size*/) const override {
+    return has_npy_magic(head) || probe_npz(head);
+  }
+
+  Index parse(const ParseContext& context) const override {
+    std::vector<std::byte> head =
+        context.source->read(0, std::min<uint64_t>(context.source->size(), 6));
+    if (has_npy_magic(head) || !looks_like_zip(head)) return parse_npy(context);
+    return parse_npz(context);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const FormatParser> make_numpy_parser() { return std::make_shared<NumpyParser>(); }
+
+}  // namespace ballast

@@ -1,0 +1,188 @@
+// Lazy, bounded inflation of one deflated zip member (see inflated_source.hpp).
+#include "formats/zip/inflated_source.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "util/checked.hpp"
+
+namespace ballast {
+namespace {
+
+constexpr uint64_t kInputChunk = 256 * 1024;
+constexpr uint64_t kMinGrowth = 64 * 1024;
+
+// The inflated bytes so far; shared with mapped regions so they outlive the source.
+struct Buffer {
+  std::vector<std::byte> bytes;
+};
+
+class BufferRegion final : public MappedRegion {
+ public:
+  explicit BufferRegion(std::shared_ptr<const Buffer> buffer) : buffer_(std::move(buffer)) {}
+  const std::byte* data() const override { return buffer_->bytes.data(); }
+  uint64_t size() const override { return buffer_->bytes.size(); }
+
+ private:
+  std::shared_ptr<const Buffer> buffer_;
+};
+
+class InflatedSource final : public ByteSource {
+ public:
+  InflatedSource(std::shared_ptr<ByteSource> compressed, const ZipMember& member, std::string name,
+                 std::string archive_name)
+      : compressed_(std::move(compressed)),
+        member_(member),
+        name_(std::move(name)),
+        archive_name_(std::move(archive_name)),
+        buffer_(std::make_shared<Buffer>()) {
+    if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK)
+      throw Error(ErrorCode::io, "zlib could not start an inflater",
+                  {.source = archive_name_, .offset = member_.data_offset});
+  }
+  ~InflatedSource() override { inflateEnd(&stream_); }
+  InflatedSource(const InflatedSource&) = delete;
+  InflatedSource& operator=(const InflatedSource&) = delete;
+
+  uint64_t size() const override { return member_.uncompressed_size; }
+  const std::string& name() const override { return name_; }
+
+  void read_at(uint64_t offset, std::span<std::byte> out) const override {
+    if (!range_inside(offset, out.size(), size()))
+      throw Error(ErrorCode::invalid_format, "read past the end of the source",
+                  {.source = name_, .offset = offset});
+    std::lock_guard lock(mutex_);
+    inflate_until(offset + out.size());
+    if (!out.empty()) std::memcpy(out.data(), buffer_->bytes.data() + offset, out.size());
+  }
+
+  std::shared_ptr<const MappedRegion> mapping() const override {
+    std::lock_guard lock(mutex_);
+    inflate_until(size());
+    return std::make_shared<BufferRegion>(buffer_);
+  }
+
+ private:
+  // Every inflate failure is final: later reads rethrow the same error.
+  [[noreturn]] void fail(ErrorCode code, std::string message) const {
+    error_ = Error(code, fmt::format("zip member '{}': {}", member_.name, message),
+                   {.source = archive_name_, .offset = member_.data_offset});
+    throw *error_;
+  }
+
+  // Inflates until at least `end` bytes exist; at the declared size, ends the stream and
+  // checks the CRC. Caller holds mutex_.
+  void inflate_until(uint64_t end) const {
+    if (error_) throw *error_;
+    while (produced_ < end) {
+      uint64_t target = std::min(size(), std::max({end, 2 * produced_, produced_ + kMinGrowth}));
+      buffer_->bytes.resize(target);
+      run_inflate(target);
+    }
+    if (produced_ == size() && !finished_) finish();
+  }
+
+  // Inflates into buffer_ up to `target` bytes. Caller holds mutex_.
+  void run_inflate(uint64_t target) const {
+    while (produced_ < target) {
+      refill_input();
+      stream_.next_out = reinterpret_cast<Bytef*>(buffer_->bytes.data() + produced_);
+      stream_.avail_out = static_cast<uInt>(std::min<uint64_t>(target - produced_, 1u << 30));
+      const uInt before = stream_.avail_out;
+      int rc = inflate(&stream_, Z_NO_FLUSH);
+      const uInt got = before - stream_.avail_out;
+      crc_ = crc32_z(crc_, reinterpret_cast<const Bytef*>(buffer_->bytes.data() + produced_), got);
+      produced_ += got;
+      check_rc(rc);
+      if (rc == Z_STREAM_END && produced_ < size()) {
+        fail(ErrorCode::invalid_format,
+             fmt::format("deflate stream ends after {} of its declared {} bytes", produced_,
+                         size()));
+      }
+    }
+  }
+
+  void refill_input() const {
+    if (stream_.avail_in > 0 || consumed_ == compressed_->size()) return;
+    uint64_t n = std::min(kInputChunk, compressed_->size() - consumed_);
+    input_.resize(n);
+    compressed_->read_at(consumed_, input_);
+    consumed_ += n;
+    stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
+    stream_.avail_in = static_cast<uInt>(n);
+  }
+
+  void check_rc(int rc) const {
+    if (rc == Z_OK || rc == Z_STREAM_END) return;
+    if (rc == Z_BUF_ERROR)
+      fail(ErrorCode::invalid_format,
+           fmt::format("deflate stream is truncated after {} bytes of output", produced_));
+    if (rc == Z_MEM_ERROR) fail(ErrorCode::io, "zlib ran out of memory");
+    fail(ErrorCode::invalid_format,
+         fmt::format("corrupt deflate stream: {}", stream_.msg ? stream_.msg : "zlib error"));
+  }
+
+  // At the declared size the stream must end with no further output, and the CRC must match.
+  // (refill_input runs first, so Z_BUF_ERROR here means the input is exhausted.)
+  void finish() const {
+    std::array<Bytef, 1> extra{};
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+      refill_input();
+      stream_.next_out = extra.data();
+      stream_.avail_out = extra.size();
+      rc = inflate(&stream_, Z_NO_FLUSH);
+      if (stream_.avail_out == 0) {
+        fail(ErrorCode::limit_exceeded,
+             fmt::format("inflates past its declared size of {} bytes", size()));
+      }
+    }
+    if (rc != Z_STREAM_END) {
+      if (rc == Z_BUF_ERROR || rc == Z_OK)
+        fail(ErrorCode::invalid_format, "deflate stream does not end at its declared size");
+      check_rc(rc);
+    }
+    finished_ = true;
+    input_ = {};
+    if (crc_ != member_.crc32) {
+      fail(ErrorCode::integrity,
+           fmt::format("CRC-32 mismatch: the central directory says {:08x}, the data gives {:08x}",
+                       member_.crc32, crc_));
+    }
+  }
+
+  std::shared_ptr<ByteSource> compressed_;
+  ZipMember member_;
+  std::string name_;
+  std::string archive_name_;
+
+  mutable std::mutex mutex_;
+  mutable z_stream stream_{};
+  mutable std::vector<std::byte> input_;
+  mutable uint64_t consumed_ = 0;
+  mutable uint64_t produced_ = 0;
+  mutable uLong crc_ = 0;
+  mutable bool finished_ = false;
+  mutable std::optional<Error> error_;
+  std::shared_ptr<Buffer> buffer_;
+};
+
+}  // namespace
+
+std::shared_ptr<ByteSource> make_inflated_source(std::shared_ptr<ByteSource> compressed,
+                                                 const ZipMember& member, std::string name,
+                                                 std::string archive_name) {
+  return std::make_shared<InflatedSource>(std::move(compressed), member, std::move(name),
+                                          std::move(archive_name));
+}
+
+}  // namespace ballast

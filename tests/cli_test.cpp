@@ -1,0 +1,88 @@
+// The `ballast` command line: exit codes, help, the table and JSON outputs, tensor selection,
+// casts on hash, and the load report in each read mode.
+#include <gtest/gtest.h>
+
+#include "ballast/ballast.hpp"
+#include "support/safetensors_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace ballast::test {
+namespace {
+
+class Cli : public testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (dir_ / "m.safetensors").string();
+    write_file(path_, safetensors_file({{"layers.0.w", "F32", {2, 2}, f32_bytes({1, 2, 3, 4})},
+                                        {"layers.1.w", "F32", {2}, f32_bytes({5, 6})},
+                                        {"norm", "F32", {1}, f32_bytes({7})}},
+                                       nlohmann::json{{"format", "pt"}}));
+  }
+  CommandResult ballast(const std::string& args) { return run_command(cli_path() + " " + args); }
+  TempDir dir_;
+  std::string path_;
+};
+
+TEST_F(Cli, ExitCodesFollowTheContract) {
+  EXPECT_EQ(ballast("--help").exit_code, 0);
+  for (const char* cmd : {"inspect", "hash", "load"}) EXPECT_EQ(ballast(std::string(cmd) + " --help").exit_code, 0);
+  EXPECT_EQ(ballast("").exit_code, 2);
+  EXPECT_EQ(ballast("inspect").exit_code, 2);
+  EXPECT_EQ(ballast("inspect --bogus " + path_).exit_code, 2);
+  EXPECT_EQ(ballast("load --mode fast " + path_).exit_code, 2);
+  auto missing = ballast("inspect /nonexistent.safetensors");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "ballast: error: not_found: no such file or folder (source: /nonexistent.safetensors)\n");
+}
+
+TEST_F(Cli, InspectTableAndJson) {
+  auto table = ballast("inspect " + shell_quote(path_));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("layers.0.w  f32"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("3 tensors, 28 B (28 bytes)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("format: pt"), std::string::npos) << table.out;
+  auto json = nlohmann::json::parse(ballast("inspect --json " + shell_quote(path_)).out);
+  EXPECT_EQ(json["source"], path_);
+  EXPECT_EQ(json["format"], "safetensors");
+  EXPECT_EQ(json["total_size_bytes"], 28);
+  ASSERT_EQ(json["tensors"].size(), 3u);
+  EXPECT_EQ(json["tensors"][0], (nlohmann::json{{"name", "layers.0.w"}, {"dtype", "f32"}, {"shape", {2, 2}}, {"nbytes", 16}}));
+  EXPECT_EQ(json["metadata"], (nlohmann::json{{"format", "pt"}}));
+}
+
+TEST_F(Cli, HashSelectsTensorsAndCasts) {
+  auto r = ballast("hash --json --tensor 'layers.*' --dtype f16 " + shell_quote(path_));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto tensors = nlohmann::json::parse(r.out)["tensors"];
+  EXPECT_EQ(tensors.size(), 2u);
+  EXPECT_EQ(tensors["layers.1.w"]["dtype"], "f16");
+  auto api = create_weight_loader()->load_tensor(
+      TensorSpec{.name = "layers.1.w", .source = WeightSource::file(path_), .transformations = {Cast{DType::f16}}});
+  EXPECT_EQ(tensors["layers.1.w"]["sha256"], sha256_hex(*api));
+  auto text = ballast("hash --tensor norm " + shell_quote(path_));
+  EXPECT_NE(text.out.find("  norm  f32  [1]"), std::string::npos) << text.out;
+  EXPECT_EQ(ballast("hash --tensor 'nothing*' " + shell_quote(path_)).exit_code, 1);
+  auto transformed = nlohmann::json::parse(
+      ballast("hash --json --tensor layers.0.w --transform transpose:0:1,slice:0:1: " + shell_quote(path_)).out);
+  EXPECT_EQ(transformed["tensors"]["layers.0.w"]["shape"], (Shape{1, 2}));
+}
+
+TEST_F(Cli, LoadReportsEveryMode) {
+  for (const char* mode : {"auto", "mmap", "read"}) {
+    auto r = ballast(std::string("load --json --threads 2 --mode ") + mode + " " + shell_quote(path_));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << "no progress bar when not on a terminal: " << r.err;
+    auto report = nlohmann::json::parse(r.out);
+    EXPECT_EQ(report["tensors"], 3);
+    EXPECT_EQ(report["bytes"], 28);
+    EXPECT_EQ(report["threads"], 2);
+    EXPECT_GT(report["peak_rss_bytes"].get<uint64_t>(), 0u);
+    EXPECT_EQ(report["zero_copy_bytes"].get<uint64_t>() > 0, std::string(mode) != "read") << mode;
+  }
+  auto text = ballast("load " + shell_quote(path_));
+  EXPECT_NE(text.out.find("loaded 3 tensors"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GB/s"), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace ballast::test

@@ -1,0 +1,122 @@
+// Hostile safetensors files: each corruption must fail with its own error code before any
+// tensor data is touched, naming the file (and the tensor and byte offset where known).
+#include <gtest/gtest.h>
+
+#include "ballast/ballast.hpp"
+#include "support/safetensors_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace ballast::test {
+namespace {
+
+struct Corruption {
+  std::string name;
+  std::string bytes;
+  ErrorCode code;
+};
+
+std::string header(const std::string& text) { return safetensors_bytes(text, std::string(16, '\0')); }
+
+std::vector<Corruption> corruptions() {
+  const std::string f32x4 = f32_bytes({1, 2, 3, 4});
+  std::string deep = "{\"__metadata__\":" + std::string(100, '[') + std::string(100, ']') + "}";
+  std::string huge_length(8, '\0');
+  huge_length[3] = 0x01;                                                // 16 MiB: within the limit
+  std::string over_limit = std::string("\x00\x00\x00\x10\x00\x00\x00\x00", 8) + "{}";  // 256 MiB
+  std::string ones_65 = "1";
+  for (int i = 1; i < 65; ++i) ones_65 += ",1";
+  return {
+      {"shorter_than_length_field", std::string("\x05\x00\x00", 3), ErrorCode::invalid_format},
+      {"header_length_over_limit", over_limit, ErrorCode::limit_exceeded},
+      {"header_length_past_eof", huge_length + "{}", ErrorCode::invalid_format},
+      {"header_not_json", safetensors_bytes("{\"a\": [1, 2", ""), ErrorCode::invalid_format},
+      {"header_not_object", safetensors_bytes("[1, 2]  ", ""), ErrorCode::invalid_format},
+      {"header_too_deep", safetensors_bytes(deep, ""), ErrorCode::limit_exceeded},
+      {"duplicate_names",
+       header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),
+       ErrorCode::invalid_format},
+      {"unknown_dtype", header(R"({"a":{"dtype":"F33","shape":[4],"data_offsets":[0,16]}})"),
+       ErrorCode::unsupported},
+      {"offsets_past_buffer", header(R"({"a":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})"),
+       ErrorCode::invalid_format},
+      {"overlapping_offsets",
+       header(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),
+       ErrorCode::invalid_format},
+      {"gap_in_buffer",
+       header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})"),
+       ErrorCode::invalid_format},
+      {"trailing_bytes", header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"),
+       ErrorCode::invalid_format},
+      {"size_mismatch", header(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
+      {"shape_overflow",
+       header(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,4],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
+      {"negative_dim", header(R"({"a":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
+      {"end_before_begin", header(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[16,8]}})"),
+       ErrorCode::invalid_format},
+      {"metadata_not_strings",
+       header(R"({"__metadata__":{"k":1},"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
+      {"f4_odd_elements", header(R"({"a":{"dtype":"F4","shape":[31],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
+      {"missing_offsets", header(R"({"a":{"dtype":"F32","shape":[4]}})"), ErrorCode::invalid_format},
+      {"rank_over_limit", header(R"({"a":{"dtype":"U8","shape":[)" + ones_65 + R"(],"data_offsets":[0,16]}})"),
+       ErrorCode::limit_exceeded},
+  };
+}
+
+class SafetensorsCorruption : public testing::TestWithParam<Corruption> {};
+
+TEST_P(SafetensorsCorruption, FailsWithItsOwnCode) {
+  TempDir dir;
+  auto path = dir / "bad.safetensors";
+  write_file(path, GetParam().bytes);
+  auto loader = create_weight_loader();
+  try {
+    loader->get_metadata(WeightSource::file(path));
+    FAIL() << "accepted a corrupt file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), GetParam().code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+  auto r = run_command(cli_path() + " inspect " + shell_quote(path.string()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("ballast: error: ", 0), 0u) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, SafetensorsCorruption, testing::ValuesIn(corruptions()),
+                         [](const auto& param_info) { return param_info.param.name; });
+
+TEST(SafetensorsCorruption, ErrorNamesTensorAndOffset) {
+  TempDir dir;
+  auto path = dir / "bad.safetensors";
+  write_file(path, header(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})"));
+  try {
+    create_weight_loader()->get_metadata(WeightSource::file(path));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.context().tensor, "w");
+    ASSERT_TRUE(e.context().offset.has_value());
+  }
+}
+
+TEST(SafetensorsCorruption, EveryTruncationFailsCleanly) {
+  const std::string valid = safetensors_file(
+      {{"a", "F32", {2, 2}, f32_bytes({1, 2, 3, 4})}, {"b", "F16", {2}, std::string(4, '\1')}},
+      nlohmann::json{{"k", "v"}});
+  TempDir dir;
+  auto loader = create_weight_loader();
+  for (size_t cut = 0; cut < valid.size(); ++cut) {
+    auto path = dir / ("cut" + std::to_string(cut) + ".safetensors");
+    write_file(path, valid.substr(0, cut));
+    EXPECT_THROW(loader->get_metadata(WeightSource::file(path)), Error) << "cut at " << cut;
+  }
+  auto path = dir / "whole.safetensors";
+  write_file(path, valid);
+  EXPECT_EQ(loader->get_metadata(WeightSource::file(path)).tensors.size(), 2u);
+}
+
+}  // namespace
+}  // namespace ballast::test
