@@ -3,6 +3,7 @@
 #include "formats/builtin.hpp"
 
 #include "ballast/parser.hpp"
+#include "formats/gguf/gguf_parser.hpp"
 #include "formats/numpy/numpy_parser.hpp"
 #include "formats/onnx/onnx_parser.hpp"
 #include "formats/raw/raw_parser.hpp"
@@ -12,6 +13,7 @@ namespace ballast {
 
 void register_builtin_formats() {
   register_format_parser(make_safetensors_parser());
+  register_format_parser(make_gguf_parser());
   register_format_parser(make_numpy_parser());
   register_format_parser(make_raw_parser());
   register_format_parser(make_onnx_parser());  // weak probe: last
