@@ -31,12 +31,6 @@ json run_json(const std::string& args) {
   return r.exit_code == 0 ? json::parse(r.out) : json();
 }
 
-// True when the core's Cast step can turn `dtype` into f32 (block types need it to call
-// ggml_dequantize_to_f32).
-bool core_casts_to_f32(const std::string& dtype) {
-  return dtype == "f16" || dtype == "bf16" || dtype == "f32";
-}
-
 TEST(GgufLoaderGolden, MetadataAndTensorsThroughTheApi) {
   BALLAST_REQUIRE_GOLDEN();
   auto loader = create_weight_loader();
@@ -71,15 +65,10 @@ TEST(GgufLoaderGolden, MetadataAndTensorsThroughTheApi) {
 TEST(GgufLoaderGolden, CastToF32GivesTheDequantizedHashes) {
   BALLAST_REQUIRE_GOLDEN();
   auto loader = create_weight_loader();
-  int blocked = 0;
   for (const json& entry : ok_entries()) {
     const WeightSource source = WeightSource::file(path_of(entry));
     for (const auto& [name, want] : entry["tensors"].items()) {
       if (!want.contains("sha256_f32")) continue;
-      if (!core_casts_to_f32(want["dtype"])) {
-        ++blocked;
-        continue;
-      }
       SCOPED_TRACE(name);
       const TensorRef t = loader->load_tensor(
           TensorSpec{.name = name, .source = source, .transformations = {Cast{DType::f32}}});
@@ -87,9 +76,6 @@ TEST(GgufLoaderGolden, CastToF32GivesTheDequantizedHashes) {
       EXPECT_EQ(sha256_hex(*t), want["sha256_f32"]);
     }
   }
-  if (blocked > 0)
-    GTEST_SKIP() << blocked << " block-type tensors skipped: the core Cast step does not call "
-                 << "ggml_dequantize_to_f32 yet (their kernels are checked in ggml_dequant_test)";
 }
 
 TEST(GgufLoaderGolden, BadFilesFailCleanly) {
@@ -156,15 +142,7 @@ TEST(GgufCliGolden, HashJsonMatchesTheManifest) {
 
 TEST(GgufCliGolden, HashAsF32MatchesTheDequantizedHashes) {
   BALLAST_REQUIRE_GOLDEN();
-  int blocked = 0;
   for (const json& entry : ok_entries()) {
-    bool castable = true;
-    for (const auto& [name, want] : entry["tensors"].items())
-      if (want.contains("sha256_f32") && !core_casts_to_f32(want["dtype"])) castable = false;
-    if (!castable) {
-      ++blocked;
-      continue;
-    }
     SCOPED_TRACE(entry["path"].get<std::string>());
     const json out =
         run_json("hash --json --dtype f32 " + test::shell_quote(path_of(entry).string()));
@@ -176,9 +154,6 @@ TEST(GgufCliGolden, HashAsF32MatchesTheDequantizedHashes) {
                 want.contains("sha256_f32") ? want["sha256_f32"] : want["sha256"]);
     }
   }
-  if (blocked > 0)
-    GTEST_SKIP() << blocked << " file(s) with block-type tensors skipped: the core Cast step "
-                 << "does not call ggml_dequantize_to_f32 yet";
 }
 
 TEST(GgufCliGolden, BadFilesGiveOneLineErrors) {

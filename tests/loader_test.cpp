@@ -320,3 +320,29 @@ TEST(FolderCheckpoint, NpyFilesInAFolderAreNamedAfterTheirFiles) {
 
 }  // namespace
 }  // namespace ballast::test
+
+namespace ballast::test {
+namespace {
+
+TEST(FolderCheckpoint, AGgufSplitSetInAFolderIsOneModel) {
+  BALLAST_REQUIRE_GOLDEN();
+  TempDir dir;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string name = "split-0000" + std::to_string(i) + "-of-00003.gguf";
+    std::filesystem::copy_file(*golden_dir() / "gguf" / name, dir / name);
+  }
+  auto loader = create_weight_loader();
+  auto split = loader->get_metadata(WeightSource::file(dir.path()));
+  auto merged = loader->get_metadata(WeightSource::file(*golden_dir() / "gguf/merged_by_gguf_split.gguf"));
+  ASSERT_EQ(split.tensors.size(), 5u);
+  for (const auto& [name, info] : merged.tensors) {
+    auto a = loader->load_tensor(TensorSpec{.name = name, .source = WeightSource::file(dir.path())});
+    auto b = loader->load_tensor(TensorSpec{.name = name, .source = WeightSource::file(*golden_dir() / "gguf/merged_by_gguf_split.gguf")});
+    EXPECT_EQ(sha256_hex(*a), sha256_hex(*b)) << name;
+  }
+  // A folder of unrelated GGUF files is ambiguous.
+  EXPECT_THROW(loader->get_metadata(WeightSource::file(*golden_dir() / "gguf")), Error);
+}
+
+}  // namespace
+}  // namespace ballast::test

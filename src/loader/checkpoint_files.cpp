@@ -9,6 +9,7 @@
 
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "formats/gguf/gguf_split.hpp"
 #include "io/folder_opener.hpp"
 
 namespace ballast {
@@ -69,6 +70,20 @@ std::vector<fs::path> files_ending(const fs::path& folder,
   return out;
 }
 
+// Several GGUF files in a folder are one model only when they are exactly one split set
+// (NAME-00001-of-0000N.gguf ...); several ONNX files are never one model.
+void require_one_model(const fs::path& folder, std::string_view kind, const std::vector<fs::path>& found) {
+  if (kind == "gguf") {
+    std::vector<std::string> siblings = gguf_split_siblings(found.front().string());
+    std::vector<std::string> names;
+    for (const auto& p : found) names.push_back(p.string());
+    if (siblings == names) return;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("folder holds {} {} files that are not one model; name the file", found.size(), kind),
+              {.source = folder.string()});
+}
+
 CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
   // In order of preference; the first kind present wins (safetensors over .bin).
   const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> kinds = {
@@ -90,6 +105,7 @@ CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
                     {.source = folder.string()});
       return read_index(found.front(), limits);
     }
+    if (found.size() > 1 && (kind == "gguf" || kind == "onnx")) require_one_model(folder, kind, found);
     CheckpointFiles files;
     files.shards = std::move(found);
     return files;

@@ -14,7 +14,8 @@
 namespace ballast {
 namespace {
 
-constexpr size_t kBlockElements = 64 * 1024;  // elements per value-step block (x256 for blocks)
+// Elements per value-step block: a multiple of every dtype block size (2, 4, 32, 256).
+constexpr uint64_t kBlockElements = 64 * 1024;
 
 class MappedFileStorage final : public Storage {
  public:
@@ -184,7 +185,7 @@ std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& nam
     gatherer.gather(0, numel, out);
     if (swap) byteswap_elements(out, numel, view.dtype);
   } else {
-    const uint64_t block = kBlockElements * dtype_info(view.dtype).block_elements;
+    const uint64_t block = kBlockElements;
     std::vector<std::byte> stored(*dtype_bytes_for(view.dtype, block));
     StepRunner runner(plan);
     for (uint64_t first = 0; first < numel; first += block) {

@@ -7,11 +7,13 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
 #include "transform/float_bits.hpp"
+#include "transform/ggml_dequant.hpp"
 
 namespace ballast {
 namespace {
@@ -134,6 +136,9 @@ bool with_tag(DType d, F&& f) {
 
 bool can_cast(DType from, DType to) {
   auto nothing = [](auto) {};
+  if (dtype_info(from).kind == DTypeKind::quantized)  // dequantize to f32, then cast
+    return ggml_can_dequantize(from) && dtype_info(to).kind == DTypeKind::floating &&
+           can_cast(DType::f32, to);
   return from == to || (with_tag(from, nothing) && with_tag(to, nothing));
 }
 
@@ -141,6 +146,13 @@ void cast_elements(DType from, const std::byte* src, DType to, std::byte* dst, s
   if (from == to) {
     if (src != dst) std::memmove(dst, src, *dtype_bytes_for(from, n));
     return;
+  }
+  if (dtype_info(from).kind == DTypeKind::quantized) {
+    std::span<const std::byte> blocks(src, *dtype_bytes_for(from, n));
+    if (to == DType::f32) return ggml_dequantize_to_f32(from, blocks, {reinterpret_cast<float*>(dst), n});
+    std::vector<float> f32(n);
+    ggml_dequantize_to_f32(from, blocks, f32);
+    return cast_elements(DType::f32, reinterpret_cast<const std::byte*>(f32.data()), to, dst, n);
   }
   bool done = false;
   with_tag(from, [&](auto from_tag) {

@@ -3,7 +3,8 @@
 // Rules (documented in the README): floats round to nearest-even; NaN is preserved; e4m3
 // saturates; float -> integer truncates toward zero (NaN -> 0, beyond int64 clamps), then
 // narrowing integer casts wrap modulo 2^bits like torch's .to(); anything -> bool is "!= 0";
-// bool -> number is 0 or 1.
+// bool -> number is 0 or 1; ggml block types dequantize to f32 exactly as ggml does (then
+// cast further for f16 / bf16 / f64 targets).
 #pragma once
 
 #include <cstddef>
