@@ -63,6 +63,9 @@ struct ParseContext {
   Limits limits;
   SiblingOpener open_sibling;
   std::optional<RawLayout> raw_layout;  // the caller's layout for headerless formats
+  // Verify checksums a format records for companion files (ONNX external data), reading those
+  // files whole once at parse time. Set from WeightLoaderConfig::enable_integrity_checks.
+  bool verify_checksums = true;
 };
 
 class FormatParser {

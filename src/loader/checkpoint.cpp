@@ -62,6 +62,7 @@ void Checkpoint::parse_shard(Shard& shard) {
   ParseContext ctx;
   ctx.limits = options_.limits;
   ctx.raw_layout = raw_layout_;
+  ctx.verify_checksums = options_.verify_checksums;
   if (!shard.path.empty()) {
     ctx.source = open_file_source(shard.path, file_options(options_.read_mode));
     auto folder = shard.path.parent_path();

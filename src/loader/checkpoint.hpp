@@ -23,6 +23,7 @@ namespace ballast {
 struct CheckpointOptions {
   ReadMode read_mode = ReadMode::automatic;
   Limits limits;
+  bool verify_checksums = true;
 };
 
 class Checkpoint {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
-#include "io/file_source.hpp"
 #include "formats/gguf/gguf_split.hpp"
+#include "io/file_source.hpp"
 #include "io/folder_opener.hpp"
 
 namespace ballast {
@@ -72,7 +72,8 @@ std::vector<fs::path> files_ending(const fs::path& folder,
 
 // Several GGUF files in a folder are one model only when they are exactly one split set
 // (NAME-00001-of-0000N.gguf ...); several ONNX files are never one model.
-void require_one_model(const fs::path& folder, std::string_view kind, const std::vector<fs::path>& found) {
+void require_one_model(const fs::path& folder, std::string_view kind,
+                       const std::vector<fs::path>& found) {
   if (kind == "gguf") {
     std::vector<std::string> siblings = gguf_split_siblings(found.front().string());
     std::vector<std::string> names;
@@ -80,7 +81,8 @@ void require_one_model(const fs::path& folder, std::string_view kind, const std:
     if (siblings == names) return;
   }
   throw Error(ErrorCode::invalid_argument,
-              fmt::format("folder holds {} {} files that are not one model; name the file", found.size(), kind),
+              fmt::format("folder holds {} {} files that are not one model; name the file",
+                          found.size(), kind),
               {.source = folder.string()});
 }
 
@@ -105,7 +107,8 @@ CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
                     {.source = folder.string()});
       return read_index(found.front(), limits);
     }
-    if (found.size() > 1 && (kind == "gguf" || kind == "onnx")) require_one_model(folder, kind, found);
+    if (found.size() > 1 && (kind == "gguf" || kind == "onnx"))
+      require_one_model(folder, kind, found);
     CheckpointFiles files;
     files.shards = std::move(found);
     return files;

@@ -139,7 +139,9 @@ class DefaultLoader final : public WeightLoader {
         return it->second.first;
       }
     }
-    auto cp = Checkpoint::open(source, {.read_mode = config_.read_mode, .limits = config_.limits});
+    auto cp = Checkpoint::open(source, {.read_mode = config_.read_mode,
+                                        .limits = config_.limits,
+                                        .verify_checksums = config_.enable_integrity_checks});
     std::lock_guard lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.first;
     lru_.push_front(key);

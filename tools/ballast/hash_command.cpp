@@ -52,15 +52,17 @@ void run(const HashOptions& options) {
   nlohmann::json out = {{"tensors", nlohmann::json::object()}};
   while (next < names.size() || !in_flight.empty()) {
     while (next < names.size() && in_flight.size() < window)
-      in_flight.push_back(loader->load_tensor_async(
-          TensorSpec{.name = names[next++], .source = source, .transformations = steps_of(options, raw)}));
+      in_flight.push_back(loader->load_tensor_async(TensorSpec{
+          .name = names[next++], .source = source, .transformations = steps_of(options, raw)}));
     TensorRef t = in_flight.front().get();
     in_flight.pop_front();
     std::string digest = sha256_hex(*t);
     if (options.json)
-      out["tensors"][t->name()] = {{"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
+      out["tensors"][t->name()] = {
+          {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
     else
-      fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()), shape_text(t->shape()));
+      fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
+                 shape_text(t->shape()));
   }
   if (options.json) std::cout << out.dump(2) << "\n";
 }

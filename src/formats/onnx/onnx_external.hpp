@@ -1,7 +1,8 @@
 // ONNX external data: a TensorProto with data_location = EXTERNAL keeps its bytes in another
 // file, named by the key/value entries `location` (a path relative to the model's folder),
 // `offset` (default 0), `length` (default: from offset to the end of the file) and `checksum`
-// (a SHA-1 hex digest; recorded by writers, not checked here because parsers never read data).
+// (the SHA-1 hex digest of the whole file named by `location`). With verify_checksums, each
+// file that carries a checksum is read once, whole, and a mismatch fails with `integrity`.
 //
 // Rules: the location must be relative, without `..` and (the opener enforces this) must not
 // resolve through a symlink out of the folder; offset + length must lie inside the file; an
@@ -23,12 +24,13 @@ struct ExternalData {
   std::string location;
   std::optional<uint64_t> offset;
   std::optional<uint64_t> length;
+  std::optional<std::string> checksum;
 };
 
 class ExternalFiles {
  public:
   // `model` names the model file in errors; `opener` may be null (then any use is an error).
-  ExternalFiles(SiblingOpener opener, std::string model);
+  ExternalFiles(SiblingOpener opener, std::string model, bool verify_checksums);
 
   // The `nbytes` bytes `data` refers to, as a slice of its file. Throws invalid_format for a
   // refused location or a range that does not fit, not_found for a missing file and
@@ -37,9 +39,12 @@ class ExternalFiles {
 
  private:
   std::shared_ptr<ByteSource> open(const std::string& location);
+  void verify(const ByteSource& file, const std::string& location, const std::string& checksum);
 
   SiblingOpener opener_;
   std::string model_;
+  bool verify_checksums_;
+  std::map<std::string, std::string> verified_;  // location -> checksum already checked
   std::map<std::string, std::shared_ptr<ByteSource>> files_;
 };
 

@@ -113,6 +113,9 @@ void read_external_entry(WireInput& in, const WireField& field, const Limits& li
   } else if (e.key == "length") {
     duplicate(x.length.has_value());
     x.length = parse_decimal(in, e, field.offset);
+  } else if (e.key == "checksum") {
+    duplicate(x.checksum.has_value());
+    x.checksum = std::move(e.value);
   }
 }
 
