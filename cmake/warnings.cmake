@@ -5,6 +5,8 @@ target_compile_options(ballast_warnings INTERFACE
   -Woverloaded-virtual -Wimplicit-fallthrough
   # Designated initializers that leave fields at their defaults are deliberate.
   -Wno-missing-field-initializers
+  # GCC 12 reports -Wrestrict false positives inside std::string at -O2 and above (GCC bug 105329).
+  $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>
   $<$<BOOL:${BALLAST_WERROR}>:-Werror>)
 
 if(BALLAST_SANITIZE)
