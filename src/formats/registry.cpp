@@ -7,6 +7,7 @@
 #include "ballast/parser.hpp"
 #include "formats/builtin.hpp"
 #include "util/checked.hpp"
+#include "util/shape_util.hpp"
 
 namespace ballast {
 namespace {
@@ -33,15 +34,7 @@ uint64_t TensorEntry::numel() const { return checked_numel(shape).value_or(0); }
 
 uint64_t TensorEntry::nbytes() const { return dtype_bytes_for(dtype, numel()).value_or(0); }
 
-bool TensorEntry::is_contiguous() const {
-  if (strides.empty()) return true;
-  int64_t expected = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
-  }
-  return true;
-}
+bool TensorEntry::is_contiguous() const { return strides.empty() || is_row_major(shape, strides); }
 
 void register_format_parser(std::shared_ptr<const FormatParser> parser) {
   if (!parser) throw Error(ErrorCode::invalid_argument, "register_format_parser: null parser");

@@ -18,14 +18,13 @@
 #include "loader/checkpoint.hpp"
 #include "loader/materialize.hpp"
 #include "transform/plan.hpp"
+#include "util/shape_util.hpp"
 #include "util/thread_pool.hpp"
 
 namespace ballast {
 namespace {
 
 constexpr size_t kCheckpointCacheEntries = 64;
-
-std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // A key identifying a source for the checkpoint cache.
 std::string cache_key(const WeightSource& source) {

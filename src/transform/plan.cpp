@@ -9,6 +9,7 @@
 #include "ballast/error.hpp"
 #include "transform/cast.hpp"
 #include "util/checked.hpp"
+#include "util/shape_util.hpp"
 
 namespace ballast {
 namespace {
@@ -22,8 +23,6 @@ std::vector<int64_t> row_major_strides(const Shape& shape) {
   }
   return strides;
 }
-
-std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 class Planner {
  public:
@@ -163,14 +162,7 @@ class Planner {
 
 }  // namespace
 
-bool View::is_contiguous() const {
-  int64_t expected = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
-  }
-  return true;
-}
+bool View::is_contiguous() const { return is_row_major(shape, strides); }
 
 uint64_t View::numel() const { return checked_numel(shape).value_or(0); }
 
