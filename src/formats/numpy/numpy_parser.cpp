@@ -72,12 +72,7 @@ Index parse_npz(const ParseContext& ctx) {
 bool probe_npz(std::span<const std::byte> head) {
   if (!looks_like_zip(head)) return false;
   if (static_cast<char>(head[2]) == '\x05') return true;
-  constexpr size_t kLocalHeader = 30;
-  if (head.size() < kLocalHeader) return false;
-  const size_t name_len = static_cast<size_t>(head[26]) | static_cast<size_t>(head[27]) << 8;
-  if (head.size() - kLocalHeader < name_len) return false;
-  std::string_view name(reinterpret_cast<const char*>(head.data() + kLocalHeader), name_len);
-  return name.ends_with(kNpySuffix);
+  return first_zip_member_name(head).ends_with(kNpySuffix);
 }
 
 class NumpyParser final : public FormatParser {

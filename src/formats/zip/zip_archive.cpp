@@ -334,4 +334,12 @@ bool looks_like_zip(std::span<const std::byte> head) {
   return sig == kLocalSig || sig == kEocdSig;
 }
 
+std::string_view first_zip_member_name(std::span<const std::byte> head) {
+  constexpr size_t kLocalHeader = 30;
+  if (head.size() < kLocalHeader || Fields{head}.u32(0) != kLocalSig) return {};
+  const size_t name_length = Fields{head}.u16(26);
+  if (head.size() - kLocalHeader < name_length) return {};
+  return {reinterpret_cast<const char*>(head.data() + kLocalHeader), name_length};
+}
+
 }  // namespace ballast

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,5 +55,8 @@ class ZipArchive {
 
 // True when `head` starts like a zip archive (local file header or empty-archive EOCD).
 bool looks_like_zip(std::span<const std::byte> head);
+// The name in the first local file header of `head`, for cheap content probes; empty when
+// `head` holds no complete local header name.
+std::string_view first_zip_member_name(std::span<const std::byte> head);
 
 }  // namespace ballast
