@@ -7,7 +7,7 @@
 
 #include "ballast/error.hpp"
 #include "formats/numpy/numpy_parser.hpp"
-#include "numpy_zip_fixture.hpp"
+#include "support/zip_writer.hpp"
 #include "support/test_support.hpp"
 
 namespace ballast::test {

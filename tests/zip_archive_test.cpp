@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "ballast/error.hpp"
-#include "numpy_zip_fixture.hpp"
+#include "support/zip_writer.hpp"
 #include "support/test_support.hpp"
 
 namespace ballast::test {

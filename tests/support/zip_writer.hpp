@@ -1,4 +1,4 @@
-// A byte-exact zip writer for tests of the zip reader and .npz parsing: stored or deflated
+// A byte-exact zip writer for tests of the zip reader, .npz and torch zips: stored or deflated
 // members, data descriptors (local header sizes and CRC zero), ZIP64 records and extra fields
 // even for small archives, and hooks to lie about CRCs and sizes. Header-only, test use only.
 #pragma once
