@@ -117,7 +117,13 @@ Index parse_torch_zip(const ParseContext& ctx) {
                           {"root", root.empty() ? root : root.substr(0, root.size() - 1)},
                           {"pickle_protocol", result.protocol},
                           {"byteorder", byte_order == ByteOrder::big ? "big" : "little"}};
-  if (std::string v = small_record(archive, root + "version"); !v.empty()) extra["version"] = v;
+  const std::pair<const char*, const char*> records[] = {
+      {"version", "version"},
+      {".format_version", "format_version"},
+      {".storage_alignment", "storage_alignment"},
+      {".data/serialization_id", "serialization_id"}};
+  for (const auto& [record, key] : records)
+    if (std::string v = small_record(archive, root + record); !v.empty()) extra[key] = v;
   if (!objects.values.empty()) extra["values"] = std::move(objects.values);
   if (!objects.skipped.empty()) extra["skipped"] = std::move(objects.skipped);
   index.extra = extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
