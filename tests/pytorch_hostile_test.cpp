@@ -137,6 +137,23 @@ std::vector<Hostile> hostile_files() {
              "a"s);
        },
        ErrorCode::limit_exceeded, "cyclic"},
+      {"billion_laughs",
+       [] {
+         // L0 = [None]; L(k+1) = [Lk, Lk], 30 times over: 2^30 paths in 300 bytes.
+         std::string body = "]Na";
+         body += 'q';
+         body += '\0';
+         for (char k = 0; k < 30; ++k) {
+           body += "]h";
+           body += k;
+           body += "ah";
+           body += k;
+           body += "aq";
+           body += static_cast<char>(k + 1);
+         }
+         return zip_of(body);
+       },
+       ErrorCode::limit_exceeded, "shared too often"},
       {"memo_never_stored", [] { return zip_of("h\x07"); }, ErrorCode::invalid_format,
        "memo key 7"},
       {"memo_limit", [] { return zip_of("Nq\x01q\x02q\x03q\x04q\x05"); }, ErrorCode::limit_exceeded,

@@ -45,6 +45,13 @@ struct PyValue {
 
 class PyArena {
  public:
+  // None, False and True are shared, so a stream of them allocates nothing.
+  PyArena() {
+    add({});
+    add({.kind = PyKind::boolean, .integer = 0});
+    add({.kind = PyKind::boolean, .integer = 1});
+  }
+
   PyId add(PyValue value) {
     values_.push_back(std::move(value));
     return static_cast<PyId>(values_.size() - 1);
@@ -53,8 +60,8 @@ class PyArena {
   const PyValue& operator[](PyId id) const { return values_[id]; }
   size_t size() const { return values_.size(); }
 
-  PyId none() { return add({}); }
-  PyId boolean(bool v) { return add({.kind = PyKind::boolean, .integer = v ? 1 : 0}); }
+  PyId none() const { return 0; }
+  PyId boolean(bool v) const { return v ? 2 : 1; }
   PyId integer(int64_t v) { return add({.kind = PyKind::integer, .integer = v}); }
   PyId text(PyKind kind, std::string s) { return add({.kind = kind, .text = std::move(s)}); }
   PyId container(PyKind kind, std::vector<PyId> items = {}) {

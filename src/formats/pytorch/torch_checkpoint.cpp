@@ -2,6 +2,7 @@
 // torch_checkpoint.hpp).
 #include "formats/pytorch/torch_checkpoint.hpp"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -17,7 +18,13 @@ class Collector {
  public:
   Collector(const PyArena& arena, const TorchHooks& hooks, const Limits& limits,
             const std::string& source)
-      : arena_(arena), hooks_(hooks), limits_(limits), source_(source) {}
+      : arena_(arena),
+        hooks_(hooks),
+        limits_(limits),
+        source_(source),
+        // A tree visits each value once; legitimate sharing (tied weights) adds a few visits.
+        // A pickle that nests one list many times over ("billion laughs") stops here.
+        max_visits_(std::min<uint64_t>(limits.max_metadata_entries, 2 * arena.size() + 64)) {}
 
   TorchObjects run(PyId root) {
     visit(root, "", 0);
@@ -32,10 +39,12 @@ class Collector {
                               "(or the pickle is cyclic)",
                               limits_.max_pickle_depth, path),
                   {.source = source_});
-    if (++visits_ > limits_.max_metadata_entries)
+    if (++visits_ > max_visits_)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("checkpoint holds more than max_metadata_entries ({}) objects",
-                              limits_.max_metadata_entries),
+                  fmt::format("checkpoint objects are reached more than {} times: shared too "
+                              "often (at most twice the {} values unpickled, and at most "
+                              "max_metadata_entries)",
+                              max_visits_, arena_.size()),
                   {.source = source_});
     const PyValue& v = arena_[id];
     switch (v.kind) {
@@ -100,6 +109,7 @@ class Collector {
   const std::string& source_;
   TorchObjects out_;
   std::unordered_set<std::string> names_;
+  const uint64_t max_visits_;
   uint64_t visits_ = 0;
 };
 
