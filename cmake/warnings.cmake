@@ -14,3 +14,11 @@ if(BALLAST_SANITIZE)
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# Coverage instrumentation for libFuzzer everywhere; only fuzz targets link its main().
+if(BALLAST_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "BALLAST_FUZZ needs clang (libFuzzer); configure with the asan preset")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()

@@ -19,7 +19,8 @@ std::vector<int64_t> row_major_strides(const Shape& shape) {
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= shape[i];
+    // Only an empty shape (a 0 somewhere) can overflow here, and its strides are never used.
+    if (__builtin_mul_overflow(s, shape[i], &s)) s = 0;
   }
   return strides;
 }

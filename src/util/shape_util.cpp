@@ -12,7 +12,7 @@ bool is_row_major(std::span<const int64_t> shape, std::span<const int64_t> strid
   int64_t expected = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
+    if (__builtin_mul_overflow(expected, shape[i], &expected)) return false;
   }
   return true;
 }

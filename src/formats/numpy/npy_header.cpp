@@ -109,7 +109,9 @@ class HeaderReader {
     const PyLiteral* descr = nullptr;
     const PyLiteral* fortran = nullptr;
     const PyLiteral* shape = nullptr;
-    for (const auto& [key, value] : dict.entries) {
+    for (size_t i = 0; i < dict.keys.size(); ++i) {
+      const std::string& key = dict.keys[i];
+      const PyLiteral& value = dict.items[i];
       if (key == "descr")
         descr = &value;
       else if (key == "fortran_order")

@@ -151,14 +151,15 @@ class Parser {
         pos_ = key_pos;
         fail("dict key is not a string");
       }
-      for (const auto& [k, unused] : v.entries)
+      for (const std::string& k : v.keys)
         if (k == key.text) {
           pos_ = key_pos;
           fail(fmt::format("duplicate key '{}'", k));
         }
       if (peek() != ':') fail("expected ':' after a dict key");
       ++pos_;
-      v.entries.emplace_back(std::move(key.text), parse_value(depth + 1));
+      v.keys.push_back(std::move(key.text));
+      v.items.push_back(parse_value(depth + 1));
       if (peek() == ',')
         ++pos_;
       else if (peek() != '}')

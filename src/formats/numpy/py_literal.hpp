@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace ballast {
@@ -19,11 +18,11 @@ struct PyLiteral {
   enum class Kind : uint8_t { string, integer, boolean, none, tuple, list, dict };
 
   Kind kind = Kind::none;
-  std::string text;                                        // string
-  int64_t integer = 0;                                     // integer
-  bool boolean = false;                                    // boolean
-  std::vector<PyLiteral> items;                            // tuple, list
-  std::vector<std::pair<std::string, PyLiteral>> entries;  // dict, in source order
+  std::string text;               // string
+  int64_t integer = 0;            // integer
+  bool boolean = false;           // boolean
+  std::vector<PyLiteral> items;   // tuple, list; a dict's values, in source order
+  std::vector<std::string> keys;  // dict: keys[i] names items[i]
 };
 
 struct PyLiteralError {
