@@ -124,6 +124,13 @@ std::vector<std::string> select_tensors(const std::vector<std::string>& all,
   return out;
 }
 
+std::vector<TensorRef> tensors_of(const TensorRef& loaded) {
+  if (loaded->parts().empty()) return {loaded};
+  std::vector<TensorRef> parts;
+  for (const auto& [name, part] : loaded->parts()) parts.push_back(part);
+  return parts;
+}
+
 std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 std::string human_bytes(uint64_t bytes) {

@@ -33,6 +33,9 @@ WeightLoaderConfig loader_config(const SourceOptions& options);
 std::vector<std::string> select_tensors(const std::vector<std::string>& all,
                                         const std::vector<std::string>& patterns);
 
+// The tensors a load produced: a quantized bundle's parts ("<tensor>.<part>"), else the tensor.
+std::vector<TensorRef> tensors_of(const TensorRef& loaded);
+
 std::string shape_text(const Shape& shape);
 std::string human_bytes(uint64_t bytes);
 

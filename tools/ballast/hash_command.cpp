@@ -1,6 +1,7 @@
 // `ballast hash SOURCE [--json] [--tensor NAME]... [--dtype D] [--transform LIST]`: the sha256
 // of each tensor's logical bytes (contiguous, row-major, little-endian), after the optional
-// cast and transformations.
+// cast and transformations. A quantize step prints every part of the bundle as
+// "<tensor>.<part>".
 #include <deque>
 #include <future>
 #include <iostream>
@@ -54,15 +55,17 @@ void run(const HashOptions& options) {
     while (next < names.size() && in_flight.size() < window)
       in_flight.push_back(loader->load_tensor_async(TensorSpec{
           .name = names[next++], .source = source, .transformations = steps_of(options, raw)}));
-    TensorRef t = in_flight.front().get();
+    TensorRef loaded = in_flight.front().get();
     in_flight.pop_front();
-    std::string digest = sha256_hex(*t);
-    if (options.json)
-      out["tensors"][t->name()] = {
-          {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
-    else
-      fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
-                 shape_text(t->shape()));
+    for (const TensorRef& t : tensors_of(loaded)) {
+      std::string digest = sha256_hex(*t);
+      if (options.json)
+        out["tensors"][t->name()] = {
+            {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
+      else
+        fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
+                   shape_text(t->shape()));
+    }
   }
   if (options.json) std::cout << out.dump(2) << "\n";
 }

@@ -1,6 +1,7 @@
 // `ballast load SOURCE [--mode auto|mmap|read] [--threads N] [--json]`: loads every tensor and
 // reports bytes, seconds, GB/s and peak memory. Zero-copy (mapped) tensors have every page
-// touched, so the figure includes bringing the bytes into memory, as a real load would.
+// touched, so the figure includes bringing the bytes into memory, as a real load would. Bytes
+// are those of the output: every part of a quantized bundle.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -68,11 +69,13 @@ void run(const LoadOptions& options) {
   uint64_t bytes = 0, zero_copy = 0, checksum = 0;
   for (auto& f : pending) {
     loaded.push_back(f.get());
-    const Tensor& t = *loaded.back();
-    bytes += t.nbytes();
-    if (t.is_zero_copy()) {
-      zero_copy += t.nbytes();
-      checksum += touch_pages(t);
+    for (const TensorRef& part : tensors_of(loaded.back())) {
+      const Tensor& t = *part;
+      bytes += t.nbytes();
+      if (t.is_zero_copy()) {
+        zero_copy += t.nbytes();
+        checksum += touch_pages(t);
+      }
     }
     if (progress) draw_progress(loaded.size(), pending.size(), bytes);
   }
