@@ -108,6 +108,23 @@ WeightLoaderConfig loader_config(const SourceOptions& options) {
   return config;
 }
 
+std::vector<Transformation> load_steps(const SourceOptions& options, const std::string& transform,
+                                       bool raw) {
+  auto steps = parse_transformations(transform);
+  if (!raw && !options.dtype.empty()) {
+    auto dtype = parse_dtype(options.dtype);
+    if (!dtype)
+      throw Error(ErrorCode::invalid_argument, fmt::format("unknown dtype '{}'", options.dtype));
+    steps.push_back(Cast{*dtype});
+  }
+  return steps;
+}
+
+void add_dtype_option(CLI::App& command, SourceOptions& options) {
+  command.add_option("--dtype", options.dtype,
+                     "cast every tensor to this dtype (with --format raw: the stored dtype)");
+}
+
 std::vector<std::string> select_tensors(const std::vector<std::string>& all,
                                         const std::vector<std::string>& patterns) {
   if (patterns.empty()) return all;
