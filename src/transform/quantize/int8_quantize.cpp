@@ -1,19 +1,17 @@
 // INT8 per-row quantization (see int8_quantize.hpp).
 #include "transform/quantize/int8_quantize.hpp"
 
-#include <algorithm>
 #include <cstdint>
 
 #include "transform/quantize/range_params.hpp"
+#include "transform/simd_kernels.hpp"
 
 namespace ballast {
 
 float quantize_int8_row(const float* row, int64_t n, int8_t* q) {
-  const std::span<const float> values(row, static_cast<size_t>(n));
-  const float amax = max_abs(values);
+  const float amax = simd_max_abs(row, static_cast<size_t>(n));
   const float scale = amax > 0.0f ? amax / 127.0f : 1.0f;
-  for (int64_t i = 0; i < n; ++i)
-    q[i] = static_cast<int8_t>(std::clamp(round_half_even(row[i] / scale), -127.0f, 127.0f));
+  simd_quantize_int8(row, scale, q, static_cast<size_t>(n));
   return scale;
 }
 

@@ -15,7 +15,7 @@ namespace ballast {
 void quantize_int8(std::span<const float> weight, WeightDims dims, bool symmetric,
                    const PartBuffers& out);
 
-// One row, symmetric: returns the scale and writes n values (also used by tests and benches).
+// One row, symmetric (vectorized): returns the scale and writes n values.
 float quantize_int8_row(const float* row, int64_t n, int8_t* q);
 
 }  // namespace ballast
