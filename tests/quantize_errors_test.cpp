@@ -122,6 +122,17 @@ TEST_F(QuantizeErrors, HostileCheckpointsAreRefused) {
   expect(source_of({{"l.weight", "F8_E4M3", {2, 2}, std::string(4, '\0')},
                     {"l.weight_scale", "F32", {3}, f32_bytes({1, 2, 3})}}),
          Scheme::fp8, ErrorCode::shape_mismatch, "l.weight_scale");
+  // An empty FP8 weight with a per-tensor scale is an empty tensor, not a division by zero.
+  EXPECT_EQ(load_dequantized(*loader_,
+                             {.source = source_of({{"l.weight", "F8_E4M3", {0, 4}, ""},
+                                                   {"l.weight_scale", "F32", {}, f32_bytes({2})}}),
+                              .base = "l",
+                              .scheme = Scheme::fp8})
+                ->shape(),
+            (Shape{0, 4}));
+  expect(source_of({{"l.weight", "F8_E4M3", {2, 2}, std::string(4, '\0')},
+                    {"l.weight_scale", "F32", {0}, ""}}),
+         Scheme::fp8, ErrorCode::shape_mismatch, "l.weight_scale");
   EXPECT_THROW(load_dequantized(*loader_, {.source = gptq({16, 64}, {2, 8}, {2, 64}, std::nullopt),
                                            .base = "l",
                                            .dtype = DType::i8}),

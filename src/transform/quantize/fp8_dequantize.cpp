@@ -3,6 +3,7 @@
 // per block of a 2-D grid ([ceil(out / B0), ceil(in / B1)], DeepSeek's "weight_scale_inv", which
 // despite its name multiplies too). A block is 128 wide when 128 tiles the grid (DeepSeek's
 // 128 x 128), else extent / blocks when that divides.
+#include <algorithm>
 #include <cstdint>
 
 #include "ballast/error.hpp"
@@ -14,6 +15,7 @@ namespace ballast {
 namespace {
 
 int64_t block_extent(int64_t extent, int64_t blocks) {
+  if (blocks == 1) return std::max<int64_t>(extent, 1);  // also an empty weight
   if ((extent + 127) / 128 == blocks) return 128;
   return extent % blocks == 0 ? extent / blocks : extent;
 }
@@ -25,7 +27,8 @@ DenseWeight dequantize_fp8(const NamedParts& parts) {
   const WeightDims d{q.shape()[0], q.shape()[1]};
   auto it = parts.find("scale");
   if (it == parts.end()) throw Error(ErrorCode::not_found, "quantized part 'scale' is missing");
-  const Tensor& scale_part = require_part(parts, "scale", {}, it->second->shape().size());
+  const Tensor& scale_part =
+      require_part(parts, "scale", {}, it->second ? it->second->shape().size() : 0);
   const auto scales = floats_of(scale_part);
   const Shape& s = scale_part.shape();
   int64_t rows = 1, cols = 1;  // the scale grid
@@ -36,9 +39,11 @@ DenseWeight dequantize_fp8(const NamedParts& parts) {
                   scale_part, "expected a scalar, [out], [out, 1] or a block grid");
   }
   const int64_t row_block = block_extent(d.out, rows), col_block = block_extent(d.in, cols);
-  require_shape(
-      (d.out + row_block - 1) / row_block == rows && (d.in + col_block - 1) / col_block == cols,
-      scale_part, "does not tile the weight");
+  auto tiles = [](int64_t extent, int64_t block, int64_t blocks) {
+    return blocks == 1 || (extent + block - 1) / block == blocks;
+  };
+  require_shape(tiles(d.out, row_block, rows) && tiles(d.in, col_block, cols), scale_part,
+                "does not tile the weight");
   const MiniFloat format = q.dtype() == DType::f8_e5m2 ? kE5M2 : kE4M3;
   const auto codes = q.as<uint8_t>();
   DenseWeight out{d, std::vector<float>(codes.size())};
