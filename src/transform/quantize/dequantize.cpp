@@ -57,6 +57,7 @@ void require_shape(bool ok, const Tensor& part, const std::string& what) {
 
 std::vector<float> floats_of(const Tensor& part) {
   std::vector<float> out(part.numel());
+  if (out.empty()) return out;
   cast_elements(part.dtype(), part.data(), DType::f32, reinterpret_cast<std::byte*>(out.data()),
                 out.size());
   return out;
