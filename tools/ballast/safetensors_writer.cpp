@@ -95,13 +95,16 @@ bool safetensors_order(DType a, const std::string& an, DType b, const std::strin
 
 SafetensorsWriter::SafetensorsWriter(std::filesystem::path target) : target_(std::move(target)) {
   const auto folder = target_.has_parent_path() ? target_.parent_path() : ".";
-  temp_ = folder / fmt::format(".{}.tmp-{}", target_.filename().string(), ::getpid());
-  temp_fd_ = ::open(temp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (temp_fd_ < 0) io_error("cannot create", temp_);
   const auto scratch = folder / fmt::format(".{}.data-{}", target_.filename().string(), ::getpid());
   scratch_fd_ = ::open(scratch.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (scratch_fd_ < 0) io_error("cannot create", scratch);
+  if (scratch_fd_ < 0) io_error("cannot create a scratch file beside the output", target_);
   ::unlink(scratch.c_str());  // lives only while open
+  temp_ = folder / fmt::format(".{}.tmp-{}", target_.filename().string(), ::getpid());
+  temp_fd_ = ::open(temp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (temp_fd_ < 0) {
+    ::close(scratch_fd_);  // the destructor does not run for a constructor that throws
+    io_error("cannot create a temporary file beside the output", target_);
+  }
 }
 
 SafetensorsWriter::~SafetensorsWriter() {
