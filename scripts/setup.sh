@@ -7,7 +7,7 @@ packages=(
   # build
   build-essential cmake ninja-build pkg-config git clang-format
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev zlib1g-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev libhwy-dev
   # tests: checkpoints written by the real writers
   python3-numpy python3-torch python3-onnx
 )

@@ -3,6 +3,7 @@
 
 #include "ballast/byte_source.hpp"
 #include "ballast/config.hpp"
+#include "ballast/dequantize.hpp"
 #include "ballast/device.hpp"
 #include "ballast/dtype.hpp"
 #include "ballast/error.hpp"

@@ -112,7 +112,7 @@ class DefaultLoader final : public WeightLoader {
     WeightLoaderCapabilities caps;
     for (const auto& parser : registered_format_parsers()) caps.formats.push_back(parser->format());
     caps.sources = {"file", "memory"};
-    caps.transformations = {"transpose", "reshape", "cast", "slice", "scale"};
+    caps.transformations = {"transpose", "reshape", "cast", "slice", "scale", "quantize"};
     caps.devices = {Device::Kind::cpu};
     for (const auto& f : config_.factories)
       if (f && !f->device().is_host()) caps.devices.push_back(f->device().kind);
@@ -182,6 +182,8 @@ class DefaultLoader final : public WeightLoader {
         if (spec.device.is_host()) options.host_factory = &device_factory;
         auto host = materialize(plan, name, options);
         if (spec.device.is_host()) return host;
+        if (!host->parts().empty())
+          throw Error(ErrorCode::unsupported, "quantized bundles load to the host only");
         auto storage = device_factory.allocate(host->nbytes(), config_.alignment);
         device_factory.upload(*storage, 0, host->data(), host->nbytes());
         return std::make_shared<Tensor>(name, host->dtype(), host->shape(), storage, 0,
@@ -198,17 +200,17 @@ class DefaultLoader final : public WeightLoader {
 
   static void check_expectations(const TensorSpec& spec, const LoadPlan& plan,
                                  const std::string& name) {
-    if (!spec.shape.empty() && spec.shape != plan.out_shape)
+    if (!spec.shape.empty() && spec.shape != plan.result_shape())
       throw Error(ErrorCode::shape_mismatch, "the tensor's shape differs from the spec",
                   {.tensor = name,
                    .expected = shape_text(spec.shape),
-                   .actual = shape_text(plan.out_shape)});
-    if (spec.dtype && *spec.dtype != plan.out_dtype)
+                   .actual = shape_text(plan.result_shape())});
+    if (spec.dtype && *spec.dtype != plan.result_dtype())
       throw Error(ErrorCode::dtype_mismatch,
                   "the tensor's dtype differs from the spec (add a cast step to convert)",
                   {.tensor = name,
                    .expected = std::string(dtype_name(*spec.dtype)),
-                   .actual = std::string(dtype_name(plan.out_dtype))});
+                   .actual = std::string(dtype_name(plan.result_dtype()))});
   }
 
   bool available(const WeightSource& source) {

@@ -9,6 +9,7 @@
 
 #include "ballast/error.hpp"
 #include "transform/cast.hpp"
+#include "transform/quantize/quantize.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -145,10 +146,8 @@ std::shared_ptr<Tensor> zero_copy(const LoadPlan& plan, const std::string& name,
                                   plan.out_nbytes);
 }
 
-}  // namespace
-
-std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
-                                    const MaterializeOptions& options) {
+std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::string& name,
+                                          const MaterializeOptions& options) {
   const View& view = plan.view;
   const bool swap = view.byte_order == ByteOrder::big && dtype_element_size(view.dtype) > 1;
   std::shared_ptr<const MappedRegion> region;
@@ -197,6 +196,15 @@ std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& nam
   }
   return std::make_shared<Tensor>(name, plan.out_dtype, plan.out_shape, storage, 0,
                                   plan.out_nbytes);
+}
+
+}  // namespace
+
+std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
+                                    const MaterializeOptions& options) {
+  auto dense = materialize_dense(plan, name, options);
+  if (!plan.quantize) return dense;
+  return quantize_weight(*dense, *plan.quantize, name, *options.host_factory, options.alignment);
 }
 
 }  // namespace ballast

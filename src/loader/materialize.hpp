@@ -2,7 +2,8 @@
 // view of a mapped file when the plan allows (contiguous, little-endian, aligned, no value
 // steps, mapping permitted), and otherwise fills one owned, aligned buffer: contiguous runs are
 // read straight into it, strided views are gathered, big-endian elements swapped, and value
-// steps run over cache-sized blocks so that no full-size intermediate copy is ever made.
+// steps run over cache-sized blocks so that no full-size intermediate copy is ever made. A plan
+// ending in Quantize materializes the dense f32 weight and returns its quantized bundle.
 #pragma once
 
 #include <memory>

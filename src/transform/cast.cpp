@@ -1,6 +1,6 @@
-// Element-wise casts and scaling (rules in cast.hpp). Each (from, to) pair compiles to its own
-// loop through a typed load and store, so the common casts (bf16 <-> f32, f16 <-> f32) are
-// branch-free per element and vectorize with the compiler's auto-vectorizer.
+// Element-wise casts and scaling (rules in cast.hpp). The hot casts (bf16 / f16 <-> f32) run
+// the run-time dispatched Highway kernels of simd_kernels.hpp; every other (from, to) pair
+// compiles to its own loop through a typed load and store.
 #include "transform/cast.hpp"
 
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "ballast/error.hpp"
 #include "transform/float_bits.hpp"
 #include "transform/ggml_dequant.hpp"
+#include "transform/simd_kernels.hpp"
 
 namespace ballast {
 namespace {
@@ -132,6 +133,19 @@ bool with_tag(DType d, F&& f) {
   }
 }
 
+// The vectorized casts; false when (from, to) has none.
+bool simd_cast(DType from, const std::byte* src, DType to, std::byte* dst, size_t n) {
+  const auto* u16_in = reinterpret_cast<const uint16_t*>(src);
+  const auto* f32_in = reinterpret_cast<const float*>(src);
+  auto* u16_out = reinterpret_cast<uint16_t*>(dst);
+  auto* f32_out = reinterpret_cast<float*>(dst);
+  if (from == DType::bf16 && to == DType::f32) return simd_bf16_to_f32(u16_in, f32_out, n), true;
+  if (from == DType::f16 && to == DType::f32) return simd_f16_to_f32(u16_in, f32_out, n), true;
+  if (from == DType::f32 && to == DType::bf16) return simd_f32_to_bf16(f32_in, u16_out, n), true;
+  if (from == DType::f32 && to == DType::f16) return simd_f32_to_f16(f32_in, u16_out, n), true;
+  return false;
+}
+
 }  // namespace
 
 bool can_cast(DType from, DType to) {
@@ -149,11 +163,13 @@ void cast_elements(DType from, const std::byte* src, DType to, std::byte* dst, s
   }
   if (dtype_info(from).kind == DTypeKind::quantized) {
     std::span<const std::byte> blocks(src, *dtype_bytes_for(from, n));
-    if (to == DType::f32) return ggml_dequantize_to_f32(from, blocks, {reinterpret_cast<float*>(dst), n});
+    if (to == DType::f32)
+      return ggml_dequantize_to_f32(from, blocks, {reinterpret_cast<float*>(dst), n});
     std::vector<float> f32(n);
     ggml_dequantize_to_f32(from, blocks, f32);
     return cast_elements(DType::f32, reinterpret_cast<const std::byte*>(f32.data()), to, dst, n);
   }
+  if (simd_cast(from, src, to, dst, n)) return;
   bool done = false;
   with_tag(from, [&](auto from_tag) {
     with_tag(to, [&](auto to_tag) {

@@ -8,6 +8,7 @@
 
 #include "ballast/error.hpp"
 #include "transform/cast.hpp"
+#include "transform/quantize/quantized_layout.hpp"
 #include "util/checked.hpp"
 #include "util/shape_util.hpp"
 
@@ -35,6 +36,7 @@ class Planner {
   LoadPlan run(std::span<const Transformation> steps) {
     for (const auto& step : steps) {
       current_ = to_string(step);
+      if (plan_.quantize) fail(ErrorCode::unsupported, "quantize must be the last step");
       std::visit([this](const auto& s) { apply(s); }, step);
     }
     plan_.out_shape = final_shape_ ? *final_shape_ : plan_.view.shape;
@@ -154,7 +156,20 @@ class Planner {
     plan_.steps.push_back({ValueStep::Kind::scale, plan_.out_dtype, plan_.out_dtype, s.factor});
   }
 
-  void apply(const Quantize&) { fail(ErrorCode::unsupported, "quantization is not available yet"); }
+  void apply(const Quantize& q) {
+    const DTypeKind kind = dtype_info(plan_.out_dtype).kind;
+    if ((kind != DTypeKind::floating && kind != DTypeKind::quantized) ||
+        !can_cast(plan_.out_dtype, DType::f32))
+      fail(ErrorCode::dtype_mismatch,
+           fmt::format("quantize needs a float tensor, got {}", dtype_name(plan_.out_dtype)));
+    try {
+      quantized_layout(q.config, final_shape_ ? *final_shape_ : plan_.view.shape);
+    } catch (const Error& e) {
+      fail(e.code(), e.message());
+    }
+    apply(Cast{DType::f32});
+    plan_.quantize = q.config;
+  }
 
   LoadPlan plan_;
   std::optional<Shape> final_shape_;
@@ -162,6 +177,14 @@ class Planner {
 };
 
 }  // namespace
+
+DType LoadPlan::result_dtype() const {
+  return quantize ? quantized_layout(*quantize, out_shape).front().dtype : out_dtype;
+}
+
+Shape LoadPlan::result_shape() const {
+  return quantize ? quantized_layout(*quantize, out_shape).front().shape : out_shape;
+}
 
 bool View::is_contiguous() const { return is_row_major(shape, strides); }
 

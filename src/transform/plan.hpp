@@ -1,11 +1,13 @@
 // The load planner: turns (Index entry, ordered transformations) into a LoadPlan before any
 // byte is read. View steps (transpose, slice, reshape) fold into a strided view of the stored
 // elements, so a slice reads only its rows and a transpose costs no extra copy; value steps
-// (cast, scale) become a chain of element kernels run block by block on the way out. Shape
-// and dtype errors surface here, naming the step and the shapes.
+// (cast, scale) become a chain of element kernels run block by block on the way out. A final
+// Quantize step makes the materializer produce a dense f32 weight and quantize it into a
+// bundle. Shape and dtype errors surface here, naming the step and the shapes.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -42,6 +44,12 @@ struct LoadPlan {
   DType out_dtype = DType::u8;
   Shape out_shape;  // may differ from view.shape after a final reshape
   uint64_t out_nbytes = 0;
+  // A last Quantize step: out_dtype / out_shape describe the dense f32 weight it consumes.
+  std::optional<QuantizeConfig> quantize;
+
+  // What the caller receives: the dense tensor, or a bundle's main part ("qweight").
+  DType result_dtype() const;
+  Shape result_shape() const;
 };
 
 View view_of(const TensorEntry& entry);

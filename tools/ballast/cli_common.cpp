@@ -108,6 +108,23 @@ WeightLoaderConfig loader_config(const SourceOptions& options) {
   return config;
 }
 
+std::vector<Transformation> load_steps(const SourceOptions& options, const std::string& transform,
+                                       bool raw) {
+  auto steps = parse_transformations(transform);
+  if (!raw && !options.dtype.empty()) {
+    auto dtype = parse_dtype(options.dtype);
+    if (!dtype)
+      throw Error(ErrorCode::invalid_argument, fmt::format("unknown dtype '{}'", options.dtype));
+    steps.push_back(Cast{*dtype});
+  }
+  return steps;
+}
+
+void add_dtype_option(CLI::App& command, SourceOptions& options) {
+  command.add_option("--dtype", options.dtype,
+                     "cast every tensor to this dtype (with --format raw: the stored dtype)");
+}
+
 std::vector<std::string> select_tensors(const std::vector<std::string>& all,
                                         const std::vector<std::string>& patterns) {
   if (patterns.empty()) return all;
@@ -122,6 +139,13 @@ std::vector<std::string> select_tensors(const std::vector<std::string>& all,
     throw Error(ErrorCode::not_found,
                 fmt::format("no tensor matches {}", fmt::join(patterns, ", ")));
   return out;
+}
+
+std::vector<TensorRef> tensors_of(const TensorRef& loaded) {
+  if (loaded->parts().empty()) return {loaded};
+  std::vector<TensorRef> parts;
+  for (const auto& [name, part] : loaded->parts()) parts.push_back(part);
+  return parts;
 }
 
 std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }

@@ -28,10 +28,19 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
 // "path", "http(s)://...", "hf://org/repo[@rev][/path]", "s3://bucket/key".
 WeightSource parse_source(const SourceOptions& options);
 WeightLoaderConfig loader_config(const SourceOptions& options);
+// The --transform LIST steps, then a cast to --dtype unless the source is raw (where --dtype
+// names the stored dtype).
+std::vector<Transformation> load_steps(const SourceOptions& options, const std::string& transform,
+                                       bool raw);
+// Adds --dtype: a cast before hashing or writing (with --format raw: the stored dtype).
+void add_dtype_option(CLI::App& command, SourceOptions& options);
 
 // Names from `all` matching any of the glob patterns (all when there are none), in order.
 std::vector<std::string> select_tensors(const std::vector<std::string>& all,
                                         const std::vector<std::string>& patterns);
+
+// The tensors a load produced: a quantized bundle's parts ("<tensor>.<part>"), else the tensor.
+std::vector<TensorRef> tensors_of(const TensorRef& loaded);
 
 std::string shape_text(const Shape& shape);
 std::string human_bytes(uint64_t bytes);

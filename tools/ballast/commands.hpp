@@ -13,5 +13,6 @@ using Runner = std::function<void()>;
 Runner add_inspect_command(CLI::App& app);
 Runner add_hash_command(CLI::App& app);
 Runner add_load_command(CLI::App& app);
+Runner add_convert_command(CLI::App& app);
 
 }  // namespace ballast::cli

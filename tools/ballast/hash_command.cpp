@@ -1,6 +1,7 @@
 // `ballast hash SOURCE [--json] [--tensor NAME]... [--dtype D] [--transform LIST]`: the sha256
 // of each tensor's logical bytes (contiguous, row-major, little-endian), after the optional
-// cast and transformations.
+// cast and transformations. A quantize step prints every part of the bundle as
+// "<tensor>.<part>".
 #include <deque>
 #include <future>
 #include <iostream>
@@ -23,18 +24,6 @@ struct HashOptions {
   bool json = false;
 };
 
-std::vector<Transformation> steps_of(const HashOptions& options, bool raw) {
-  auto steps = parse_transformations(options.transform);
-  if (!raw && !options.source.dtype.empty()) {
-    auto dtype = parse_dtype(options.source.dtype);
-    if (!dtype)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("unknown dtype '{}'", options.source.dtype));
-    steps.push_back(Cast{*dtype});
-  }
-  return steps;
-}
-
 void run(const HashOptions& options) {
   auto loader = create_weight_loader(loader_config(options.source));
   WeightSource source = parse_source(options.source);
@@ -52,17 +41,21 @@ void run(const HashOptions& options) {
   nlohmann::json out = {{"tensors", nlohmann::json::object()}};
   while (next < names.size() || !in_flight.empty()) {
     while (next < names.size() && in_flight.size() < window)
-      in_flight.push_back(loader->load_tensor_async(TensorSpec{
-          .name = names[next++], .source = source, .transformations = steps_of(options, raw)}));
-    TensorRef t = in_flight.front().get();
+      in_flight.push_back(loader->load_tensor_async(
+          TensorSpec{.name = names[next++],
+                     .source = source,
+                     .transformations = load_steps(options.source, options.transform, raw)}));
+    TensorRef loaded = in_flight.front().get();
     in_flight.pop_front();
-    std::string digest = sha256_hex(*t);
-    if (options.json)
-      out["tensors"][t->name()] = {
-          {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
-    else
-      fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
-                 shape_text(t->shape()));
+    for (const TensorRef& t : tensors_of(loaded)) {
+      std::string digest = sha256_hex(*t);
+      if (options.json)
+        out["tensors"][t->name()] = {
+            {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
+      else
+        fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
+                   shape_text(t->shape()));
+    }
   }
   if (options.json) std::cout << out.dump(2) << "\n";
 }
@@ -73,8 +66,7 @@ Runner add_hash_command(CLI::App& app) {
   auto options = std::make_shared<HashOptions>();
   auto* cmd = app.add_subcommand("hash", "Print the sha256 of each tensor's logical contents");
   add_source_options(*cmd, options->source, false);
-  cmd->add_option("--dtype", options->source.dtype,
-                  "cast to this dtype before hashing (with --format raw: the stored dtype)");
+  add_dtype_option(*cmd, options->source);
   cmd->add_option("--tensor", options->tensors, "tensor name or glob pattern (repeatable)");
   cmd->add_option("--transform", options->transform,
                   "comma-separated steps, e.g. slice:0:0:2,transpose:0:1,cast:f16");

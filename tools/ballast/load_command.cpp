@@ -1,6 +1,8 @@
-// `ballast load SOURCE [--mode auto|mmap|read] [--threads N] [--json]`: loads every tensor and
+// `ballast load SOURCE [--mode auto|mmap|read] [--threads N] [--dtype D] [--transform LIST]
+// [--json]`: loads every tensor and
 // reports bytes, seconds, GB/s and peak memory. Zero-copy (mapped) tensors have every page
-// touched, so the figure includes bringing the bytes into memory, as a real load would.
+// touched, so the figure includes bringing the bytes into memory, as a real load would. Bytes
+// are those of the output: every part of a quantized bundle.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -57,7 +59,8 @@ void run(const LoadOptions& options) {
   std::vector<std::string> names;
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
-  const auto steps = parse_transformations(options.transform);
+  const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
+  const auto steps = load_steps(options.source, options.transform, raw);
 
   std::vector<std::future<TensorRef>> pending;
   for (const auto& name : names)
@@ -68,11 +71,13 @@ void run(const LoadOptions& options) {
   uint64_t bytes = 0, zero_copy = 0, checksum = 0;
   for (auto& f : pending) {
     loaded.push_back(f.get());
-    const Tensor& t = *loaded.back();
-    bytes += t.nbytes();
-    if (t.is_zero_copy()) {
-      zero_copy += t.nbytes();
-      checksum += touch_pages(t);
+    for (const TensorRef& part : tensors_of(loaded.back())) {
+      const Tensor& t = *part;
+      bytes += t.nbytes();
+      if (t.is_zero_copy()) {
+        zero_copy += t.nbytes();
+        checksum += touch_pages(t);
+      }
     }
     if (progress) draw_progress(loaded.size(), pending.size(), bytes);
   }
@@ -108,7 +113,8 @@ void run(const LoadOptions& options) {
 Runner add_load_command(CLI::App& app) {
   auto options = std::make_shared<LoadOptions>();
   auto* cmd = app.add_subcommand("load", "Load every tensor and report throughput and peak memory");
-  add_source_options(*cmd, options->source, true);
+  add_source_options(*cmd, options->source, false);
+  add_dtype_option(*cmd, options->source);
   cmd->add_option("--tensor", options->tensors, "tensor name or glob pattern (repeatable)");
   cmd->add_option("--transform", options->transform,
                   "comma-separated steps applied to every tensor");

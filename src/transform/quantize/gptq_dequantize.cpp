@@ -1,0 +1,63 @@
+// Dequantization of GPTQ checkpoints (layout in gptq_quantize.hpp). Bits and group size follow
+// from the shapes: bits = 32 * qzeros columns / out, in = qweight rows * 32 / bits,
+// group = in / scales rows. Zero points are stored minus one (v1), so zero = (field + 1) & maxq;
+// g_idx, when present, gives each input element's group. x[o, i] = (q - zero) * scale.
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "transform/quantize/dequantize_kernels.hpp"
+#include "transform/quantize/word_packing.hpp"
+
+namespace ballast {
+
+DenseWeight dequantize_gptq(const NamedParts& parts) {
+  const Tensor& qweight = require_part(parts, "qweight", {DType::i32, DType::u32}, 2);
+  const Tensor& qzeros = require_part(parts, "qzeros", {DType::i32, DType::u32}, 2);
+  const Tensor& scales_part = require_part(parts, "scales", {}, 2);
+  const int64_t out = scales_part.shape()[1], groups = scales_part.shape()[0];
+  require_shape(qweight.shape()[1] == out && out > 0 && groups > 0, qweight,
+                fmt::format("expected {} columns (the scales' out_features)", out));
+  const int64_t zero_words = qzeros.shape()[1];
+  const bool bits_ok = (zero_words * 32) % out == 0;
+  const int bits = bits_ok ? static_cast<int>(zero_words * 32 / out) : 0;
+  require_shape(bits_ok && (bits == 2 || bits == 4 || bits == 8) && qzeros.shape()[0] == groups,
+                qzeros, "expected [groups, out * bits / 32] with 2, 4 or 8 bits");
+  const int per_word = values_per_word(bits);
+  const int64_t in = qweight.shape()[0] * per_word;
+  require_shape(in % groups == 0, scales_part,
+                fmt::format("groups do not divide in_features {}", in));
+  std::vector<int64_t> group_of(static_cast<size_t>(in));
+  for (int64_t i = 0; i < in; ++i) group_of[i] = i / (in / groups);
+  if (auto g = parts.find("g_idx"); g != parts.end()) {
+    const Tensor& g_idx = require_part(parts, "g_idx", {DType::i32, DType::i64}, 1);
+    require_shape(g_idx.shape()[0] == in, g_idx, fmt::format("expected [{}]", in));
+    for (int64_t i = 0; i < in; ++i) {
+      const int64_t v =
+          g_idx.dtype() == DType::i32 ? g_idx.as<int32_t>()[i] : g_idx.as<int64_t>()[i];
+      require_shape(v >= 0 && v < groups, g_idx, fmt::format("entry {} is {}, not a group", i, v));
+      group_of[i] = v;
+    }
+  }
+  const auto scales = floats_of(scales_part);
+  const auto words = qweight.as<uint32_t>();
+  const auto zero_bits = qzeros.as<uint32_t>();
+  const uint32_t maxq = field_mask(bits);
+  DenseWeight result{{out, in}, std::vector<float>(static_cast<size_t>(out * in))};
+  for (int64_t i = 0; i < in; ++i) {
+    const int64_t g = group_of[i];
+    for (int64_t o = 0; o < out; ++o) {
+      const uint32_t q =
+          get_field(words[(i / per_word) * out + o], static_cast<int>(i % per_word), bits);
+      const uint32_t stored =
+          get_field(zero_bits[g * zero_words + o / per_word], static_cast<int>(o % per_word), bits);
+      const float zero = static_cast<float>((stored + 1) & maxq);
+      result.values[static_cast<size_t>(o * in + i)] =
+          (static_cast<float>(q) - zero) * scales[static_cast<size_t>(g * out + o)];
+    }
+  }
+  return result;
+}
+
+}  // namespace ballast
