@@ -6,10 +6,14 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake ninja-build pkg-config git clang-format
-  nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev zlib1g-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libhwy-dev
+  # the asan preset: clang with its sanitizer and libFuzzer runtimes
+  clang libclang-rt-14-dev
   # tests: checkpoints written by the real writers
   python3-numpy python3-torch python3-onnx
+  # tests: remote sources served on 127.0.0.1 (nginx; Python fault, Hub and S3 servers)
+  nginx-light python3-botocore
 )
 
 missing=()

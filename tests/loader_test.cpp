@@ -259,7 +259,14 @@ TEST(LoaderErrors, MissingFilesAndUnsupportedSources) {
     EXPECT_EQ(e.code(), ErrorCode::not_found);
     EXPECT_EQ(e.context().source, "/nonexistent/model.safetensors");
   }
-  for (auto source : {WeightSource::url("http://127.0.0.1:1/x.safetensors"), WeightSource::s3("b", "k"),
+  try {  // nothing listens on port 1
+    create_weight_loader({.download_retries = 0})
+        ->get_metadata(WeightSource::url("http://127.0.0.1:1/x.safetensors"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::network) << e.what();
+  }
+  for (auto source : {WeightSource::s3("b", "k"),
                       WeightSource::hugging_face("org/repo", "model.safetensors")}) {
     try {
       loader->get_metadata(source);

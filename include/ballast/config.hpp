@@ -23,13 +23,21 @@ enum class ReadMode : uint8_t { automatic, mmap, read };
 std::string_view read_mode_name(ReadMode mode);
 
 struct WeightLoaderConfig {
+  // Remote sources (docs/remote.md). With caching off, remote reads fetch only the byte ranges
+  // a request needs; with it on, whole files are downloaded once into the cache.
   bool enable_caching = true;
-  std::filesystem::path cache_dir;  // empty: $BALLAST_CACHE or ~/.cache/ballast
-  uint64_t max_cache_size = 0;      // bytes; 0 = unbounded
-  int max_concurrent_downloads = 8;
+  std::filesystem::path cache_dir;           // empty: $BALLAST_CACHE or ~/.cache/ballast
+  uint64_t max_cache_size = 0;               // bytes; 0 = unbounded
+  int max_concurrent_downloads = 8;          // concurrent ranges of one large read
+  uint64_t download_chunk_bytes = 16 << 20;  // a large read is split into ranges of this size
+  // Connect timeout, and the longest a transfer may make no progress, in seconds.
   double download_timeout_seconds = 300.0;
+  int download_retries = 5;  // retries of a failed request (connection errors, 429, 5xx)
   bool enable_integrity_checks = true;
-  std::map<std::string, std::string> default_headers;
+  std::map<std::string, std::string> default_headers;  // sent with every HTTP request
+  // CA certificates for TLS; empty: $BALLAST_CA_BUNDLE, $CURL_CA_BUNDLE or the system's.
+  std::filesystem::path ca_bundle;
+  bool verify_tls = true;
 
   ReadMode read_mode = ReadMode::automatic;
   int num_threads = 0;    // worker threads; 0 = hardware concurrency

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "remote/url.hpp"
+
 namespace ballast {
 
 MemorySource MemorySource::copy_of(std::span<const std::byte> bytes,
@@ -52,7 +54,7 @@ std::string describe(const WeightSource& source) {
       return f.tensor_name ? fmt::format("{}#{}", f.path.string(), *f.tensor_name)
                            : f.path.string();
     }
-    std::string operator()(const UrlSource& u) const { return u.url; }
+    std::string operator()(const UrlSource& u) const { return redact_url(u.url); }
     std::string operator()(const HuggingFaceSource& h) const {
       std::string s = "hf://" + h.repo_id;
       if (h.revision) s += "@" + *h.revision;

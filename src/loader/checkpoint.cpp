@@ -12,6 +12,7 @@
 #include "io/file_source.hpp"
 #include "io/folder_opener.hpp"
 #include "loader/checkpoint_files.hpp"
+#include "loader/checkpoint_remote.hpp"
 
 namespace ballast {
 namespace {
@@ -34,6 +35,12 @@ Checkpoint::Checkpoint(std::string description, CheckpointOptions options,
       forced_format_(source.format),
       raw_layout_(source.raw_layout) {}
 
+void Checkpoint::add_shard(ShardLocation location) {
+  auto shard = std::make_unique<Shard>();
+  shard->location = std::move(location);
+  shards_.push_back(std::move(shard));
+}
+
 std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
                                              const CheckpointOptions& options) {
   std::shared_ptr<Checkpoint> cp(new Checkpoint(describe(source), options, source));
@@ -42,18 +49,25 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
     CheckpointFiles files = resolve_checkpoint_files(file->path, options.limits);
     cp->weight_map_ = std::move(files.weight_map);
     cp->index_metadata_ = std::move(files.metadata);
-    for (auto& path : files.shards) {
-      auto shard = std::make_unique<Shard>();
-      shard->path = std::move(path);
-      cp->shards_.push_back(std::move(shard));
-    }
+    const FileOpenOptions opts = file_options(options.read_mode);
+    for (auto& path : files.shards)
+      cp->add_shard({path.string(), [path, opts] {
+                       auto folder = path.parent_path();
+                       return ShardInput{open_file_source(path, opts),
+                                         make_folder_opener(folder.empty() ? "." : folder, opts),
+                                         path};
+                     }});
   } else if (const auto* memory = std::get_if<MemorySource>(&source.location)) {
-    auto shard = std::make_unique<Shard>();
-    shard->bytes = make_memory_source(memory->bytes, memory->owner, cp->description_);
-    cp->shards_.push_back(std::move(shard));
+    auto bytes = make_memory_source(memory->bytes, memory->owner, cp->description_);
+    cp->add_shard({cp->description_, [bytes] { return ShardInput{bytes, nullptr, {}}; }});
   } else {
-    throw Error(ErrorCode::unsupported, "remote sources are not supported by this build yet",
-                {.source = cp->description_});
+    if (!options.remote)
+      throw Error(ErrorCode::unsupported, "this loader has no remote access",
+                  {.source = cp->description_});
+    RemoteShards remote = resolve_remote_shards(source, options.remote, options.limits);
+    cp->weight_map_ = std::move(remote.weight_map);
+    cp->index_metadata_ = std::move(remote.metadata);
+    for (auto& location : remote.shards) cp->add_shard(std::move(location));
   }
   return cp;
 }
@@ -63,14 +77,10 @@ void Checkpoint::parse_shard(Shard& shard) {
   ctx.limits = options_.limits;
   ctx.raw_layout = raw_layout_;
   ctx.verify_checksums = options_.verify_checksums;
-  if (!shard.path.empty()) {
-    ctx.source = open_file_source(shard.path, file_options(options_.read_mode));
-    auto folder = shard.path.parent_path();
-    ctx.open_sibling =
-        make_folder_opener(folder.empty() ? "." : folder, file_options(options_.read_mode));
-  } else {
-    ctx.source = shard.bytes;
-  }
+  ShardInput input = shard.location.open();
+  ctx.source = std::move(input.bytes);
+  ctx.open_sibling = std::move(input.siblings);
+  shard.path = std::move(input.path);
   std::shared_ptr<const FormatParser> parser;
   if (forced_format_) {
     parser = find_format_parser(*forced_format_);
@@ -92,8 +102,9 @@ void Checkpoint::parse_shard(Shard& shard) {
   }
   // In a folder of several .npy files each file's single array is named after the file
   // (numpy.save names nothing; "arr_0" for every file would collide).
-  if (shards_.size() > 1 && shard.path.extension() == ".npy" && shard.index.tensors.size() == 1)
-    shard.index.tensors[0].name = shard.path.stem().string();
+  const std::filesystem::path name = shard.location.name;
+  if (shards_.size() > 1 && name.extension() == ".npy" && shard.index.tensors.size() == 1)
+    shard.index.tensors[0].name = name.stem().string();
   for (size_t i = 0; i < shard.index.tensors.size(); ++i)
     shard.by_name.emplace(shard.index.tensors[i].name, i);
 }
@@ -120,14 +131,14 @@ std::vector<const TensorEntry*> Checkpoint::entries() {
       throw Error(ErrorCode::invalid_format,
                   fmt::format("shards mix formats ({} and {})", to_string(shards_[0]->index.format),
                               to_string(shard.index.format)),
-                  {.source = shard.path.string()});
+                  {.source = shard.location.name});
     for (const auto& e : shard.index.tensors) {
       if (only_tensor_ && e.name != *only_tensor_) continue;
-      auto [it, fresh] = seen_in.emplace(e.name, shard.path.string());
+      auto [it, fresh] = seen_in.emplace(e.name, shard.location.name);
       if (!fresh)
         throw Error(ErrorCode::invalid_format,
                     fmt::format("tensor appears in two shards ({} and {})", it->second,
-                                shard.path.string()),
+                                shard.location.name),
                     {.source = description_, .tensor = e.name});
       out.push_back(&e);
     }
@@ -148,7 +159,7 @@ const TensorEntry& Checkpoint::entry(const std::string& name) {
   if (auto it = weight_map_.find(name); it != weight_map_.end()) {
     if (const TensorEntry* e = find_in(parsed_shard(it->second), name)) return *e;
     throw Error(ErrorCode::invalid_format, "the shard index names a shard that lacks this tensor",
-                {.source = shards_[it->second]->path.string(), .tensor = name});
+                {.source = shards_[it->second]->location.name, .tensor = name});
   }
   for (size_t i = 0; i < shards_.size(); ++i)
     if (const TensorEntry* e = find_in(parsed_shard(i), name)) return *e;

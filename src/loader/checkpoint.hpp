@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,10 +21,25 @@
 
 namespace ballast {
 
+struct RemoteContext;
+
 struct CheckpointOptions {
   ReadMode read_mode = ReadMode::automatic;
   Limits limits;
   bool verify_checksums = true;
+  std::shared_ptr<const RemoteContext> remote;  // for URL, Hub and S3 sources
+};
+
+// Where one shard's bytes come from, opened when the shard is first parsed.
+struct ShardInput {
+  std::shared_ptr<ByteSource> bytes;
+  SiblingOpener siblings;      // null when the shard has no folder
+  std::filesystem::path path;  // the local file behind `bytes`, if any
+};
+
+struct ShardLocation {
+  std::string name;  // path or redacted URL, for messages and naming .npy arrays
+  std::function<ShardInput()> open;
 };
 
 class Checkpoint {
@@ -43,19 +59,20 @@ class Checkpoint {
   std::string default_tensor_name();
   // Format metadata of all shards merged into one JSON object (text).
   std::string extra_json();
-  // The files behind this checkpoint (empty for memory).
+  // The local files behind this checkpoint's parsed shards (empty for memory and URLs).
   std::vector<std::filesystem::path> files() const;
 
  private:
   struct Shard {
-    std::filesystem::path path;         // empty for memory
-    std::shared_ptr<ByteSource> bytes;  // set for memory; opened on parse for files
+    ShardLocation location;
+    std::filesystem::path path;  // the local file, once parsed (empty for memory and URLs)
     std::once_flag parsed;
     Index index;
     std::map<std::string, size_t, std::less<>> by_name;
   };
 
   Checkpoint(std::string description, CheckpointOptions options, const WeightSource& source);
+  void add_shard(ShardLocation location);
   Shard& parsed_shard(size_t i);
   void parse_shard(Shard& shard);
   const TensorEntry* find_in(Shard& shard, const std::string& name);

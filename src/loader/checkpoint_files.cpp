@@ -25,31 +25,12 @@ CheckpointFiles read_index(const fs::path& index_path, const Limits& limits) {
     throw Error(ErrorCode::limit_exceeded, "shard index is larger than max_header_bytes",
                 {.source = index_path.string()});
   auto bytes = source->read(0, source->size());
-  nlohmann::json index;
-  try {
-    const char* text = reinterpret_cast<const char*>(bytes.data());
-    index = nlohmann::json::parse(text, text + bytes.size());
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::invalid_format, fmt::format("shard index is not JSON: {}", e.what()),
-                {.source = index_path.string()});
-  }
-  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
-    throw Error(ErrorCode::invalid_format, "shard index has no 'weight_map' object",
-                {.source = index_path.string()});
-  CheckpointFiles files;
-  if (index.contains("metadata") && index["metadata"].is_object())
-    files.metadata = index["metadata"].dump();
+  ShardIndex index = parse_shard_index(bytes, index_path.string());
   const fs::path folder = index_path.parent_path().empty() ? "." : index_path.parent_path();
-  std::map<std::string, size_t> shard_of_file;
-  for (auto& [tensor, file] : index["weight_map"].items()) {
-    if (!file.is_string())
-      throw Error(ErrorCode::invalid_format, "weight_map value is not a file name",
-                  {.source = index_path.string(), .tensor = tensor});
-    const std::string name = file.get<std::string>();
-    auto [it, inserted] = shard_of_file.try_emplace(name, files.shards.size());
-    if (inserted) files.shards.push_back(resolve_inside(folder, name));
-    files.weight_map.emplace(tensor, it->second);
-  }
+  CheckpointFiles files;
+  for (const auto& name : index.shards) files.shards.push_back(resolve_inside(folder, name));
+  files.weight_map = std::move(index.weight_map);
+  files.metadata = std::move(index.metadata);
   return files;
 }
 
@@ -117,6 +98,34 @@ CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
 }
 
 }  // namespace
+
+ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string& where) {
+  nlohmann::json index;
+  try {
+    const char* text = reinterpret_cast<const char*>(bytes.data());
+    index = nlohmann::json::parse(text, text + bytes.size());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::invalid_format, fmt::format("shard index is not JSON: {}", e.what()),
+                {.source = where});
+  }
+  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+    throw Error(ErrorCode::invalid_format, "shard index has no 'weight_map' object",
+                {.source = where});
+  ShardIndex out;
+  if (index.contains("metadata") && index["metadata"].is_object())
+    out.metadata = index["metadata"].dump();
+  std::map<std::string, size_t> shard_of_file;
+  for (auto& [tensor, file] : index["weight_map"].items()) {
+    if (!file.is_string())
+      throw Error(ErrorCode::invalid_format, "weight_map value is not a file name",
+                  {.source = where, .tensor = tensor});
+    const std::string name = file.get<std::string>();
+    auto [it, inserted] = shard_of_file.try_emplace(name, out.shards.size());
+    if (inserted) out.shards.push_back(name);
+    out.weight_map.emplace(tensor, it->second);
+  }
+  return out;
+}
 
 CheckpointFiles resolve_checkpoint_files(const fs::path& path, const Limits& limits) {
   std::error_code ec;

@@ -17,6 +17,7 @@
 #include "ballast/error.hpp"
 #include "loader/checkpoint.hpp"
 #include "loader/materialize.hpp"
+#include "remote/remote_context.hpp"
 #include "transform/plan.hpp"
 #include "util/shape_util.hpp"
 #include "util/thread_pool.hpp"
@@ -35,6 +36,11 @@ std::string cache_key(const WeightSource& source) {
     if (::stat(f->path.c_str(), &st) == 0)
       key += fmt::format("|{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   }
+  // The full URL (describe() redacts the query) and the headers (credentials differ by them).
+  if (const auto* u = std::get_if<UrlSource>(&source.location)) {
+    key += "|" + u->url;
+    for (const auto& [name, value] : u->headers) key += fmt::format("|{}={}", name, value);
+  }
   if (const auto* m = std::get_if<MemorySource>(&source.location))
     key += fmt::format("@{}", static_cast<const void*>(m->bytes.data()));
   if (source.format) key += "|format=" + to_string(*source.format);
@@ -47,7 +53,9 @@ std::string cache_key(const WeightSource& source) {
 class DefaultLoader final : public WeightLoader {
  public:
   explicit DefaultLoader(WeightLoaderConfig config)
-      : config_(std::move(config)), pool_(thread_count(config_)) {
+      : config_(std::move(config)),
+        remote_(make_remote_context(config_)),
+        pool_(thread_count(config_)) {
     if (config_.alignment < 16 || (config_.alignment & (config_.alignment - 1)) != 0 ||
         config_.alignment > 4096)
       throw Error(
@@ -111,7 +119,7 @@ class DefaultLoader final : public WeightLoader {
   WeightLoaderCapabilities capabilities() const override {
     WeightLoaderCapabilities caps;
     for (const auto& parser : registered_format_parsers()) caps.formats.push_back(parser->format());
-    caps.sources = {"file", "memory"};
+    caps.sources = {"file", "memory", "url"};
     caps.transformations = {"transpose", "reshape", "cast", "slice", "scale", "quantize"};
     caps.devices = {Device::Kind::cpu};
     for (const auto& f : config_.factories)
@@ -140,7 +148,8 @@ class DefaultLoader final : public WeightLoader {
     }
     auto cp = Checkpoint::open(source, {.read_mode = config_.read_mode,
                                         .limits = config_.limits,
-                                        .verify_checksums = config_.enable_integrity_checks});
+                                        .verify_checksums = config_.enable_integrity_checks,
+                                        .remote = remote_});
     std::lock_guard lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.first;
     lru_.push_front(key);
@@ -219,7 +228,15 @@ class DefaultLoader final : public WeightLoader {
       return std::filesystem::exists(file->path, ec);
     }
     if (std::holds_alternative<MemorySource>(source.location)) return true;
-    throw Error(ErrorCode::unsupported, "remote sources are not supported by this build yet",
+    if (const auto* url = std::get_if<UrlSource>(&source.location)) {
+      try {
+        return http_exists(*remote_->http, make_http_target(url->url, url->headers));
+      } catch (Error& e) {
+        e.with_source(describe(source));
+        throw;
+      }
+    }
+    throw Error(ErrorCode::unsupported, "this source kind is not supported by this build yet",
                 {.source = describe(source)});
   }
 
@@ -254,6 +271,7 @@ class DefaultLoader final : public WeightLoader {
   }
 
   WeightLoaderConfig config_;
+  std::shared_ptr<const RemoteContext> remote_;
   std::mutex cache_mutex_;
   std::list<std::string> lru_;
   std::map<std::string, std::pair<std::shared_ptr<Checkpoint>, std::list<std::string>::iterator>>

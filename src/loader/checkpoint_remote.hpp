@@ -1,0 +1,27 @@
+// Which remote objects make up a checkpoint: one URL, or a `*.index.json` URL whose shards
+// lie beside it (Hub and S3 sources resolve the same way, through their own openers).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ballast/limits.hpp"
+#include "ballast/source.hpp"
+#include "loader/checkpoint.hpp"
+
+namespace ballast {
+
+struct RemoteShards {
+  std::vector<ShardLocation> shards;
+  std::map<std::string, size_t, std::less<>> weight_map;  // tensor -> index into shards
+  std::string metadata = "{}";
+};
+
+// Reads a shard index if the source names one (only its bytes); shards open lazily.
+RemoteShards resolve_remote_shards(const WeightSource& source,
+                                   std::shared_ptr<const RemoteContext> remote,
+                                   const Limits& limits);
+
+}  // namespace ballast

@@ -1,0 +1,25 @@
+// A ByteSource over one HTTP(S) object: its size comes from HEAD at open, and every read_at is
+// a ranged GET (checked by http_fetch). Reads larger than a chunk are split into chunks fetched
+// concurrently on up to `concurrency` connections. Against a server that ignores Range, every
+// read downloads the object sequentially from its start (use the cache for such servers).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ballast/byte_source.hpp"
+#include "remote/http_fetch.hpp"
+
+namespace ballast {
+
+struct HttpReadOptions {
+  uint64_t chunk_bytes = 16 << 20;
+  int concurrency = 8;
+};
+
+// Opens (HEADs) the object; throws not_found, auth or network.
+std::shared_ptr<ByteSource> open_http_source(std::shared_ptr<HttpClient> client, HttpTarget target,
+                                             HttpReadOptions options);
+
+}  // namespace ballast

@@ -1,0 +1,266 @@
+// libcurl HTTP client (see http_client.hpp).
+#include "remote/http_client.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "remote/url.hpp"
+
+namespace ballast {
+
+struct ShareLock {
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<HttpClient*>(user)->share_locks_[static_cast<size_t>(data) % 8].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<HttpClient*>(user)->share_locks_[static_cast<size_t>(data) % 8].unlock();
+  }
+};
+
+namespace {
+
+void global_init() {
+  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+  if (!done) throw Error(ErrorCode::network, "libcurl could not be initialised");
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// Per-transfer state the libcurl callbacks see.
+struct Transfer {
+  const HttpRequest* request;
+  CURL* handle;
+  HttpResult result;
+  bool headers_checked = false;
+
+  bool success_status() const {
+    return result.response.status >= 200 && result.response.status < 300;
+  }
+};
+
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(data, size * count);
+  if (line.starts_with("HTTP/")) {  // a new response (after a redirect or a 100 Continue)
+    t->result.response.headers.clear();
+    size_t space = line.find(' ');
+    t->result.response.status = space == std::string_view::npos
+                                    ? 0
+                                    : std::atol(std::string(line.substr(space + 1)).c_str());
+    return size * count;
+  }
+  size_t colon = line.find(':');
+  if (colon != std::string_view::npos)
+    t->result.response.headers[lowercase(trim(line.substr(0, colon)))] =
+        std::string(trim(line.substr(colon + 1)));
+  return size * count;
+}
+
+size_t on_write(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t n = size * count;
+  const HttpRequest& request = *t->request;
+  if (!t->success_status() || !request.on_body) {
+    std::string& body = t->result.response.body;
+    if (body.size() + n > request.max_body_bytes) {
+      if (t->success_status()) {  // a kept body larger than allowed
+        t->result.stopped_by_us = true;
+        return 0;
+      }
+      body.append(data, request.max_body_bytes - body.size());  // an error body: keep the head
+      return n;
+    }
+    body.append(data, n);
+    return n;
+  }
+  if (!t->headers_checked) {
+    t->headers_checked = true;
+    if (request.on_headers && !request.on_headers(t->result.response)) {
+      t->result.stopped_by_us = true;
+      return 0;
+    }
+  }
+  if (!request.on_body(std::span<const std::byte>(reinterpret_cast<const std::byte*>(data), n))) {
+    t->result.stopped_by_us = true;
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+const std::string* HttpResponse::header(const std::string& lowercase_name) const {
+  auto it = headers.find(lowercase_name);
+  return it == headers.end() ? nullptr : &it->second;
+}
+
+bool HttpResult::retryable() const {
+  if (stopped_by_us) return false;
+  switch (curl_code) {
+    case CURLE_OK: return retryable_status(response.status);
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR: return true;
+    default: return false;
+  }
+}
+
+HttpClient::HttpClient(HttpSettings settings) : settings_(std::move(settings)) {
+  global_init();
+  share_ = curl_share_init();
+  if (share_ != nullptr) {
+    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &ShareLock::lock);
+    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &ShareLock::unlock);
+    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+}
+
+HttpClient::~HttpClient() {
+  for (void* handle : pool_) curl_easy_cleanup(static_cast<CURL*>(handle));
+  if (share_ != nullptr) curl_share_cleanup(share_);
+}
+
+void* HttpClient::acquire() {
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (!pool_.empty()) {
+      void* handle = pool_.back();
+      pool_.pop_back();
+      return handle;
+    }
+  }
+  CURL* handle = curl_easy_init();
+  if (handle == nullptr) throw Error(ErrorCode::network, "libcurl could not create a handle");
+  return handle;
+}
+
+void HttpClient::release(void* handle) {
+  // Reset keeps the handle's live connections, DNS and TLS session caches.
+  curl_easy_reset(static_cast<CURL*>(handle));
+  std::lock_guard lock(pool_mutex_);
+  pool_.push_back(handle);
+}
+
+HttpResult HttpClient::perform(const HttpRequest& request) {
+  CURL* handle = static_cast<CURL*>(acquire());
+  Transfer transfer{&request, handle, {}};
+  char error[CURL_ERROR_SIZE] = {};
+
+  HttpHeaders merged = settings_.default_headers;
+  for (const auto& [name, value] : request.headers) {
+    std::erase_if(merged, [&](const auto& kv) { return lowercase(kv.first) == lowercase(name); });
+    merged[name] = value;
+  }
+  curl_slist* header_list = nullptr;
+  for (const auto& [name, value] : merged)
+    header_list = curl_slist_append(header_list, fmt::format("{}: {}", name, value).c_str());
+  // libcurl would otherwise send "Expect: 100-continue" and "Accept: */*" variations; keep the
+  // request minimal and predictable.
+  header_list = curl_slist_append(header_list, "Expect:");
+
+  const long timeout_ms = std::max(1L, static_cast<long>(settings_.timeout_seconds * 1000));
+  const long stall_seconds = std::max(1L, static_cast<long>(std::ceil(settings_.timeout_seconds)));
+  curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(handle, CURLOPT_UNRESTRICTED_AUTH, 0L);
+  curl_easy_setopt(handle, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, stall_seconds);
+  curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, settings_.verify_tls ? 1L : 0L);
+  curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, settings_.verify_tls ? 2L : 0L);
+  if (!settings_.ca_bundle.empty())
+    curl_easy_setopt(handle, CURLOPT_CAINFO, settings_.ca_bundle.c_str());
+  if (share_ != nullptr) curl_easy_setopt(handle, CURLOPT_SHARE, share_);
+  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, header_list);
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, &on_header);
+  curl_easy_setopt(handle, CURLOPT_HEADERDATA, &transfer);
+  curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &on_write);
+  curl_easy_setopt(handle, CURLOPT_WRITEDATA, &transfer);
+  if (request.head) curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
+  std::string range;
+  if (request.range) {
+    range = fmt::format("{}-{}", request.range->first, request.range->second);
+    curl_easy_setopt(handle, CURLOPT_RANGE, range.c_str());
+  }
+
+  CURLcode code = curl_easy_perform(handle);
+  curl_slist_free_all(header_list);
+  HttpResult result = std::move(transfer.result);
+  result.curl_code = code;
+  if (code != CURLE_OK) result.error = error[0] != '\0' ? error : curl_easy_strerror(code);
+  long status = 0;
+  if (curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK && status != 0)
+    result.response.status = status;
+  release(handle);
+  return result;
+}
+
+namespace {
+
+// <Tag>text</Tag> from an XML error body (S3), bounded.
+std::string xml_field(const std::string& body, std::string_view tag) {
+  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+  size_t start = body.find(open);
+  if (start == std::string::npos) return {};
+  start += open.size();
+  size_t end = body.find(close, start);
+  if (end == std::string::npos) return {};
+  return body.substr(start, std::min<size_t>(end - start, 200));
+}
+
+}  // namespace
+
+void throw_http_error(const HttpResult& result, const std::string& what) {
+  if (result.curl_code != CURLE_OK && !result.stopped_by_us)
+    throw Error(ErrorCode::network, fmt::format("request failed: {}", result.error),
+                {.source = what});
+  const long status = result.response.status;
+  std::string detail;
+  if (std::string code = xml_field(result.response.body, "Code"); !code.empty()) {
+    detail = fmt::format(" ({}", code);
+    if (std::string message = xml_field(result.response.body, "Message"); !message.empty())
+      detail += ": " + message;
+    detail += ")";
+  }
+  ErrorCode code = ErrorCode::network;
+  if (status == 404 || status == 410) code = ErrorCode::not_found;
+  if (status == 401 || status == 403) code = ErrorCode::auth;
+  if (status == 416) code = ErrorCode::invalid_format;
+  throw Error(code, fmt::format("HTTP {}{}", status, detail), {.source = what});
+}
+
+}  // namespace ballast

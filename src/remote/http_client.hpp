@@ -1,0 +1,94 @@
+// HttpClient: one libcurl-based HTTP(S) client shared by every remote source of a loader. It
+// keeps a pool of easy handles (each keeps its connections alive, so requests reuse them) and a
+// share handle for DNS and TLS sessions; HTTP/2 is negotiated over TLS, HTTP/1.1 otherwise.
+// Redirects are followed (at most 10, http and https only) and libcurl sends custom
+// Authorization headers only to the host the request started at. `perform` is one attempt;
+// the retried operations are in http_fetch.hpp. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "remote/retry_policy.hpp"
+
+namespace ballast {
+
+using HttpHeaders = std::map<std::string, std::string>;
+
+struct HttpSettings {
+  double timeout_seconds = 300.0;  // connect timeout; longest time without progress
+  std::string ca_bundle;           // empty: libcurl's default
+  bool verify_tls = true;
+  RetryPolicy retry;
+  HttpHeaders default_headers;  // overridden by a request's own headers of the same name
+};
+
+struct HttpResponse {
+  long status = 0;
+  HttpHeaders headers;  // of the final response (after redirects), names in lowercase
+  std::string body;     // error bodies (at most 16 KiB) and bodies with no on_body sink
+
+  const std::string* header(const std::string& lowercase_name) const;
+};
+
+struct HttpRequest {
+  std::string url;
+  HttpHeaders headers;
+  bool head = false;
+  bool follow_redirects = true;
+  std::optional<std::pair<uint64_t, uint64_t>> range;  // inclusive byte range
+  uint64_t max_body_bytes = 16 << 10;                  // for bodies kept in HttpResponse::body
+  // Called before the first body byte of a 2xx response; return false to stop the transfer.
+  std::function<bool(const HttpResponse&)> on_headers;
+  // Receives the body of a 2xx response; return false to stop. Null: kept in `body`.
+  std::function<bool(std::span<const std::byte>)> on_body;
+};
+
+struct HttpResult {
+  HttpResponse response;
+  int curl_code = 0;           // CURLcode; 0 = the transfer completed
+  std::string error;           // libcurl's message when curl_code != 0
+  bool stopped_by_us = false;  // a callback returned false
+  // Retry-worthy: a connection failure or timeout, or a retryable status.
+  bool retryable() const;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpSettings settings);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  const HttpSettings& settings() const { return settings_; }
+  // One attempt; HTTP error statuses are results, not exceptions.
+  HttpResult perform(const HttpRequest& request);
+
+ private:
+  void* acquire();
+  void release(void* handle);
+
+  HttpSettings settings_;
+  void* share_ = nullptr;
+  std::mutex share_locks_[8];
+  std::mutex pool_mutex_;
+  std::vector<void*> pool_;
+
+  friend struct ShareLock;
+};
+
+// The Error a failed result stands for: not_found (404, 410), auth (401, 403), invalid_format
+// (416), network otherwise. `what` names the object (already redacted). Never includes header
+// values; for S3-style XML errors it adds the <Code> and <Message>.
+[[noreturn]] void throw_http_error(const HttpResult& result, const std::string& what);
+
+}  // namespace ballast

@@ -1,0 +1,245 @@
+// Retried, checked HTTP operations (see http_fetch.hpp).
+#include "remote/http_fetch.hpp"
+
+#include <charconv>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "remote/url.hpp"
+
+namespace ballast {
+namespace {
+
+std::optional<uint64_t> parse_u64(std::string_view text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+struct ContentRange {
+  uint64_t first = 0, last = 0;
+  std::optional<uint64_t> total;  // nullopt for "*"
+};
+
+// "bytes FIRST-LAST/TOTAL" (TOTAL may be "*"), or "bytes */TOTAL" with first > last.
+std::optional<ContentRange> parse_content_range(std::string_view text) {
+  if (!text.starts_with("bytes ")) return std::nullopt;
+  text.remove_prefix(6);
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  ContentRange r;
+  std::string_view total = text.substr(slash + 1);
+  if (total != "*") {
+    r.total = parse_u64(total);
+    if (!r.total) return std::nullopt;
+  }
+  std::string_view span = text.substr(0, slash);
+  if (span == "*") {
+    r.first = 1;
+    return r;
+  }
+  size_t dash = span.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  auto first = parse_u64(span.substr(0, dash)), last = parse_u64(span.substr(dash + 1));
+  if (!first || !last || *first > *last) return std::nullopt;
+  r.first = *first;
+  r.last = *last;
+  return r;
+}
+
+void wait_before_retry(const HttpClient& client, const HttpResult& result, int retry) {
+  std::optional<double> after;
+  if (const std::string* h = result.response.header("retry-after")) after = parse_retry_after(*h);
+  std::this_thread::sleep_for(client.settings().retry.delay(retry, after));
+}
+
+template <typename Attempt>
+HttpResult with_retries(HttpClient& client, Attempt&& attempt) {
+  for (int retry = 0;; ++retry) {
+    HttpResult result = attempt();
+    if (!result.retryable() || retry >= client.settings().retry.max_retries) return result;
+    wait_before_retry(client, result, retry);
+  }
+}
+
+bool ok_status(const HttpResult& r) {
+  return r.curl_code == 0 && r.response.status >= 200 && r.response.status < 300;
+}
+
+HttpObjectInfo stat_by_get(HttpClient& client, const HttpTarget& target) {
+  HttpRequest request{.url = target.url, .headers = target.headers, .range = {{0, 0}}};
+  request.on_headers = [](const HttpResponse&) { return false; };  // headers are enough
+  HttpResult r = with_retries(client, [&] { return client.perform(request); });
+  HttpObjectInfo info;
+  info.headers = r.response.headers;
+  if (const std::string* etag = r.response.header("etag")) info.etag = *etag;
+  const std::string* range = r.response.header("content-range");
+  if (r.response.status == 416 && range) {  // an empty object: "bytes */0"
+    auto parsed = parse_content_range(*range);
+    if (parsed && parsed->total == 0) return info;
+  }
+  if (r.response.status == 206 && range) {
+    auto parsed = parse_content_range(*range);
+    if (!parsed || !parsed->total)
+      throw Error(ErrorCode::integrity, "unusable Content-Range in the answer to bytes=0-0",
+                  {.source = target.name, .actual = *range});
+    info.size = *parsed->total;
+    return info;
+  }
+  if (r.response.status == 200) {
+    const std::string* length = r.response.header("content-length");
+    auto size = length ? parse_u64(*length) : std::nullopt;
+    if (!size)
+      throw Error(ErrorCode::network, "the server states no size (no Content-Length or Range)",
+                  {.source = target.name});
+    info.size = *size;
+    info.ranges = false;
+    return info;
+  }
+  throw_http_error(r, target.name);
+}
+
+}  // namespace
+
+HttpTarget make_http_target(std::string url, HttpHeaders headers) {
+  std::string name = redact_url(url);
+  return {std::move(url), std::move(headers), std::move(name)};
+}
+
+HttpObjectInfo http_stat(HttpClient& client, const HttpTarget& target) {
+  HttpRequest request{.url = target.url, .headers = target.headers, .head = true};
+  HttpResult r = with_retries(client, [&] { return client.perform(request); });
+  const long status = r.response.status;
+  if (ok_status(r)) {
+    const std::string* length = r.response.header("content-length");
+    if (auto size = length ? parse_u64(*length) : std::nullopt) {
+      HttpObjectInfo info;
+      info.size = *size;
+      info.headers = r.response.headers;
+      if (const std::string* etag = r.response.header("etag")) info.etag = *etag;
+      if (const std::string* ranges = r.response.header("accept-ranges"))
+        info.ranges = *ranges != "none";
+      return info;
+    }
+    return stat_by_get(client, target);
+  }
+  // Some servers (and presigned URLs) refuse HEAD but serve GET.
+  if (r.curl_code == 0 && (status == 403 || status == 405 || status == 501))
+    return stat_by_get(client, target);
+  throw_http_error(r, target.name);
+}
+
+bool http_exists(HttpClient& client, const HttpTarget& target) {
+  try {
+    http_stat(client, target);
+    return true;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::not_found) return false;
+    throw;
+  }
+}
+
+void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectInfo& info,
+                 uint64_t offset, uint64_t length, const ByteSink& sink, bool* ranges_ignored) {
+  if (length == 0) return;
+  if (offset > info.size || length > info.size - offset)
+    throw Error(ErrorCode::invalid_format,
+                fmt::format("read of {} bytes past the end of a {}-byte object", length, info.size),
+                {.source = target.name, .offset = offset});
+  uint64_t done = 0;  // bytes delivered to the sink; a retry resumes after them
+  bool use_ranges = info.ranges;
+  for (int retry = 0;; ++retry) {
+    const uint64_t first = offset + done, last = offset + length - 1;
+    const uint64_t want = last - first + 1;
+    bool whole = false;     // a 200: the body starts at byte 0 of the object
+    uint64_t position = 0;  // bytes of the body seen so far
+    std::optional<Error> verdict;
+    auto fail = [&](ErrorCode code, std::string message, std::string actual = {}) {
+      verdict = Error(code, std::move(message),
+                      {.source = target.name, .offset = first, .actual = std::move(actual)});
+      return false;
+    };
+    HttpRequest request{.url = target.url, .headers = target.headers};
+    if (use_ranges) request.range = {{first, last}};
+    request.on_headers = [&](const HttpResponse& response) {
+      const std::string* etag = response.header("etag");
+      if (etag && !info.etag.empty() && *etag != info.etag)
+        return fail(ErrorCode::integrity, "the object changed while it was being read", *etag);
+      const std::string* length_header = response.header("content-length");
+      auto body_length = length_header ? parse_u64(*length_header) : std::nullopt;
+      if (response.status == 206) {
+        const std::string* range = response.header("content-range");
+        auto parsed = range ? parse_content_range(*range) : std::nullopt;
+        if (!parsed || parsed->first != first || parsed->last != last ||
+            (parsed->total && *parsed->total != info.size))
+          return fail(ErrorCode::integrity,
+                      fmt::format("the server answered a different range than bytes {}-{}/{}",
+                                  first, last, info.size),
+                      range ? *range : "no Content-Range");
+        if (body_length && *body_length != want)
+          return fail(ErrorCode::integrity,
+                      fmt::format("Content-Length {} for a {}-byte range", *body_length, want));
+        return true;
+      }
+      if (response.status != 200)
+        return fail(ErrorCode::network, fmt::format("unexpected HTTP {}", response.status));
+      if (body_length && *body_length != info.size)
+        return fail(ErrorCode::integrity,
+                    fmt::format("the object is now {} bytes, not {}", *body_length, info.size));
+      whole = true;
+      if (ranges_ignored) *ranges_ignored = true;
+      return true;
+    };
+    request.on_body = [&](std::span<const std::byte> bytes) {
+      if (whole) {  // skip to `first`, keep up to `last`
+        const uint64_t begin = position, end = position + bytes.size();
+        position = end;
+        if (end <= first) return true;
+        const uint64_t from = std::max(begin, first) - begin;
+        const uint64_t to = std::min(end, last + 1) - begin;
+        sink(bytes.subspan(from, to - from));
+        done += to - from;
+        return offset + done <= last;  // stop once the range is complete
+      }
+      if (position + bytes.size() > want)
+        return fail(ErrorCode::integrity, "the server sent more bytes than requested");
+      position += bytes.size();
+      sink(bytes);
+      done += bytes.size();
+      return true;
+    };
+    HttpResult result = client.perform(request);
+    if (verdict) throw *verdict;
+    if (done == length) return;
+    if (whole) use_ranges = false;
+    const bool short_body = result.curl_code == 0 && result.response.status / 100 == 2;
+    if ((short_body || result.retryable()) && retry < client.settings().retry.max_retries) {
+      wait_before_retry(client, result, retry);
+      continue;
+    }
+    if (short_body)
+      throw Error(ErrorCode::network,
+                  fmt::format("the connection ended after {} of {} bytes", done, length),
+                  {.source = target.name, .offset = offset});
+    throw_http_error(result, target.name);
+  }
+}
+
+std::vector<std::byte> http_get_small(HttpClient& client, const HttpTarget& target,
+                                      uint64_t max_bytes) {
+  HttpRequest request{.url = target.url, .headers = target.headers, .max_body_bytes = max_bytes};
+  HttpResult r = with_retries(client, [&] { return client.perform(request); });
+  if (r.stopped_by_us)
+    throw Error(ErrorCode::limit_exceeded,
+                fmt::format("the file is larger than the {}-byte limit", max_bytes),
+                {.source = target.name});
+  if (!ok_status(r)) throw_http_error(r, target.name);
+  const auto* data = reinterpret_cast<const std::byte*>(r.response.body.data());
+  return {data, data + r.response.body.size()};
+}
+
+}  // namespace ballast

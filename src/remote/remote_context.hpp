@@ -1,0 +1,36 @@
+// RemoteContext: what a loader's remote sources share, built once from WeightLoaderConfig:
+// the HTTP client (connection pool, TLS settings, retries), the ranged-read options and the
+// cache settings.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "ballast/byte_source.hpp"
+#include "ballast/config.hpp"
+#include "ballast/parser.hpp"
+#include "remote/http_byte_source.hpp"
+
+namespace ballast {
+
+struct RemoteContext {
+  std::shared_ptr<HttpClient> http;
+  HttpReadOptions reads;
+  bool caching = true;
+  bool integrity_checks = true;
+  std::filesystem::path cache_dir;  // ballast's own cache (URL and S3 objects)
+  uint64_t max_cache_size = 0;
+};
+
+std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config);
+
+// Opens `url` (per-source headers on top of the config's default_headers) as a ranged-read
+// ByteSource.
+std::shared_ptr<ByteSource> open_url(const RemoteContext& remote, const std::string& url,
+                                     const HttpHeaders& headers);
+
+// Opens files beside `base_url` (ONNX external data), confined to its folder.
+SiblingOpener make_url_opener(std::shared_ptr<const RemoteContext> remote, std::string base_url,
+                              HttpHeaders headers);
+
+}  // namespace ballast

@@ -1,0 +1,25 @@
+// URL helpers for remote sources: redaction for messages, confined resolution of shard and
+// sibling names relative to a URL, percent-encoding, and the path part of a URL.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ballast {
+
+// The URL without user information and without its query (which may carry a signature or a
+// token), for error messages and logs: "https://host/a/b?<redacted>".
+std::string redact_url(std::string_view url);
+
+// The path of `url` without query or fragment ("/a/b.safetensors").
+std::string url_path(std::string_view url);
+
+// `relative` resolved against the folder of `base` (query and fragment of `base` dropped).
+// Refuses, with Error(invalid_format), names that could leave that folder: empty, absolute,
+// with a scheme, `..`, backslashes, NUL, `?` or `#`.
+std::string resolve_relative_url(std::string_view base, std::string_view relative);
+
+// Percent-encodes everything but unreserved characters (and '/' when keep_slash).
+std::string url_quote(std::string_view text, bool keep_slash);
+
+}  // namespace ballast

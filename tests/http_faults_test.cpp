@@ -1,0 +1,174 @@
+// Remote reads against a hostile or flaky HTTP server (tests/servers/fault_server.py on
+// 127.0.0.1): no Range support, connections dropped mid-body, 429/500/503 bursts with
+// Retry-After, a stalled server, bodies and ranges that disagree with the request, an object
+// that changes while read, and a redirect to another port that must not carry Authorization.
+#include <gtest/gtest.h>
+
+#include "ballast/ballast.hpp"
+#include "support/process.hpp"
+#include "support/safetensors_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace ballast::test {
+namespace {
+
+using nlohmann::json;
+
+class FaultServer : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string a(200 << 10, '\0'), b(100 << 10, '\0');
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<char>(i * 31 + 7);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>(i * 17 + 3);
+    write_file(dir_ / "m.safetensors",
+               safetensors_file({{"a", "U8", {200 << 10}, a}, {"b", "U8", {100 << 10}, b}}));
+    auto local = create_weight_loader();
+    for (const char* name : {"a", "b"})
+      expected_[name] = sha256_hex(*local->load_tensor(
+          {.name = name, .source = WeightSource::file(dir_ / "m.safetensors")}));
+    server_ = std::make_unique<Process>(std::vector<std::string>{
+        "/usr/bin/python3", BALLAST_SOURCE_DIR "/tests/servers/fault_server.py",
+        dir_.path().string()});
+    auto line = server_->read_line(std::chrono::seconds(20));
+    ASSERT_TRUE(line) << "the fault server did not start";
+    std::istringstream(*line) >> port_ >> other_port_;
+  }
+
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
+  }
+
+  static WeightLoaderConfig config(int retries = 3, double timeout = 10) {
+    WeightLoaderConfig c;
+    c.enable_caching = false;
+    c.download_retries = retries;
+    c.download_timeout_seconds = timeout;
+    c.download_chunk_bytes = 64 << 10;  // several ranges per tensor
+    c.max_concurrent_downloads = 2;
+    return c;
+  }
+
+  // Loads both tensors and checks their hashes.
+  void expect_exact(const WeightSource& source, const WeightLoaderConfig& c) {
+    auto loader = create_weight_loader(c);
+    for (const char* name : {"a", "b"})
+      EXPECT_EQ(sha256_hex(*loader->load_tensor({.name = name, .source = source})), expected_[name])
+          << name;
+  }
+
+  // The error code of loading tensor "a".
+  ErrorCode error_of(const WeightSource& source, const WeightLoaderConfig& c,
+                     std::string* what = nullptr) {
+    try {
+      create_weight_loader(c)->load_tensor({.name = "a", .source = source});
+    } catch (const Error& e) {
+      if (what) *what = e.what();
+      return e.code();
+    }
+    ADD_FAILURE() << "expected an error";
+    return ErrorCode::cancelled;
+  }
+
+  json stats() {
+    auto r = run_command("/usr/bin/python3 -c " +
+                         shell_quote("import urllib.request,sys; sys.stdout.write(urllib.request."
+                                     "urlopen('" +
+                                     url("stats") + "').read().decode())"));
+    return json::parse(r.out);
+  }
+
+  TempDir dir_;
+  std::map<std::string, std::string> expected_;
+  std::unique_ptr<Process> server_;
+  int port_ = 0, other_port_ = 0;
+};
+
+TEST_F(FaultServer, CorrectServerGivesExactTensors) {
+  expect_exact(WeightSource::url(url("ok/m.safetensors")), config());
+}
+
+TEST_F(FaultServer, ServerWithoutRangeSupportIsReadSequentially) {
+  expect_exact(WeightSource::url(url("norange/m.safetensors")), config());
+}
+
+TEST_F(FaultServer, DroppedConnectionsResume) {
+  expect_exact(WeightSource::url(url("drop/m.safetensors")), config());
+}
+
+TEST_F(FaultServer, BurstsOfRetryableStatusesAreRetriedAfterRetryAfter) {
+  for (int code : {429, 500, 503}) {
+    SCOPED_TRACE(code);
+    expect_exact(WeightSource::url(url("burst/" + std::to_string(code) + "/2/m.safetensors")),
+                 config(3));
+  }
+}
+
+TEST_F(FaultServer, TooManyFailuresAreANetworkError) {
+  EXPECT_EQ(error_of(WeightSource::url(url("burst/503/100/m.safetensors")), config(1)),
+            ErrorCode::network);
+}
+
+TEST_F(FaultServer, StalledServerTimesOutWithANetworkError) {
+  EXPECT_EQ(error_of(WeightSource::url(url("stall/m.safetensors")), config(0, 1)),
+            ErrorCode::network);
+}
+
+TEST_F(FaultServer, FlippedBytesWithRightLengthsAreDeliveredAsSent) {
+  // Plain HTTP carries no checksum of a range: the bytes differ, the lengths are right. (Hub
+  // files are checked against their sha256 when downloaded whole.)
+  auto source = WeightSource::url(url("flip/m.safetensors"));
+  auto loader = create_weight_loader(config());
+  try {
+    auto a = loader->load_tensor({.name = "a", .source = source});
+    EXPECT_NE(sha256_hex(*a), expected_["a"]);
+  } catch (const Error& e) {  // a flipped header byte is invalid_format
+    EXPECT_EQ(e.code(), ErrorCode::invalid_format) << e.what();
+  }
+}
+
+TEST_F(FaultServer, BodiesLongerThanRequestedAreIntegrityErrors) {
+  EXPECT_EQ(error_of(WeightSource::url(url("long/m.safetensors")), config()), ErrorCode::integrity);
+}
+
+TEST_F(FaultServer, WrongContentRangeIsAnIntegrityError) {
+  EXPECT_EQ(error_of(WeightSource::url(url("badrange/m.safetensors")), config()),
+            ErrorCode::integrity);
+}
+
+TEST_F(FaultServer, ObjectChangingWhileReadIsAnIntegrityError) {
+  EXPECT_EQ(error_of(WeightSource::url(url("etag/m.safetensors")), config()), ErrorCode::integrity);
+}
+
+TEST_F(FaultServer, RedirectToAnotherPortDropsAuthorization) {
+  auto source =
+      WeightSource::url(url("auth/m.safetensors"), {{"Authorization", "Bearer secret-token"}});
+  expect_exact(source, config());
+  json s = stats();
+  ASSERT_FALSE(s["other_auth"].empty());
+  for (const auto& seen : s["other_auth"]) EXPECT_EQ(seen, "");
+}
+
+TEST_F(FaultServer, MissingOrWrongCredentialsAreAuthErrorsWithoutSecrets) {
+  std::string what;
+  EXPECT_EQ(error_of(WeightSource::url(url("auth/m.safetensors")), config(), &what),
+            ErrorCode::auth);
+  EXPECT_EQ(error_of(WeightSource::url(url("auth/m.safetensors"),
+                                       {{"Authorization", "Bearer wrong-secret"}}),
+                     config(), &what),
+            ErrorCode::auth);
+  EXPECT_EQ(what.find("wrong-secret"), std::string::npos) << what;
+  const std::string with_password =
+      "http://user:hunter2@127.0.0.1:" + std::to_string(port_) + "/auth/m.safetensors?sig=s3cr3t";
+  EXPECT_EQ(error_of(WeightSource::url(with_password), config(), &what), ErrorCode::auth);
+  EXPECT_EQ(what.find("hunter2"), std::string::npos) << what;
+  EXPECT_EQ(what.find("s3cr3t"), std::string::npos) << what;
+}
+
+TEST_F(FaultServer, RequestsAreRetriedAndResumedNotRepeatedWhole) {
+  expect_exact(WeightSource::url(url("drop/m.safetensors")), config());
+  json s = stats();
+  EXPECT_GT(s["counts"]["GET /drop/m.safetensors"].get<int>(), 1);
+}
+
+}  // namespace
+}  // namespace ballast::test

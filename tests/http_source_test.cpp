@@ -1,0 +1,226 @@
+// Remote sources against a real HTTP server (Debian's nginx on 127.0.0.1): every golden file
+// hashes the same through HTTP as from disk, lazy loads fetch only the header and the
+// requested tensor's bytes (counted in nginx's access log), sharded indexes fetch only the
+// shards they need, large reads go out as concurrent ranges, and the CLI reads URLs.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ballast/ballast.hpp"
+#include "support/nginx_server.hpp"
+#include "support/safetensors_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace ballast::test {
+namespace {
+
+using nlohmann::json;
+
+WeightLoaderConfig remote_config() {
+  WeightLoaderConfig config;
+  config.enable_caching = false;
+  config.download_timeout_seconds = 10;
+  config.download_retries = 1;
+  return config;
+}
+
+NginxServer& server() {
+  static NginxServer* instance = new NginxServer();  // stopped by the process exit below
+  static const bool stop_at_exit = [] {
+    std::atexit([] { delete instance; });
+    return true;
+  }();
+  (void)stop_at_exit;
+  return *instance;
+}
+
+std::vector<std::string> manifest_paths() {
+  std::vector<std::string> paths;
+  const auto& manifest = golden_manifest();
+  if (manifest.contains("files"))
+    for (const auto& f : manifest["files"]) paths.push_back(f["path"]);
+  if (paths.empty()) paths.push_back("absent");
+  return paths;
+}
+
+std::string test_name(const testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+class GoldenOverHttp : public testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenOverHttp, HashesEqualTheManifest) {
+  BALLAST_REQUIRE_GOLDEN();
+  BALLAST_REQUIRE_NGINX(server());
+  json entry;
+  for (const auto& f : golden_manifest()["files"])
+    if (f["path"] == GetParam()) entry = f;
+  const std::string format = entry["format"];
+  if (!find_format_parser(parse_format(format)))
+    GTEST_SKIP() << "format " << format << " is not built into this library";
+  WeightSource source = WeightSource::url(server().url("golden/" + GetParam()));
+  if (format == "raw") {
+    const json& args = entry["format_info"]["reader_args"];
+    source.format = WeightFormat::raw();
+    source.raw_layout = RawLayout{*parse_dtype(args["dtype"].get<std::string>()),
+                                  args["shape"].get<Shape>(), args["offset"].get<uint64_t>()};
+  }
+  auto loader = create_weight_loader(remote_config());
+  if (entry["expect"] == "error") {
+    EXPECT_THROW(
+        {
+          auto meta = loader->get_metadata(source);
+          for (const auto& [name, info] : meta.tensors)
+            loader->load_tensor(TensorSpec{.name = name, .source = source});
+        },
+        Error);
+    return;
+  }
+  WeightMetadata meta = loader->get_metadata(source);
+  EXPECT_EQ(to_string(meta.format), format);
+  for (auto& [name, want] : entry["tensors"].items()) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(meta.tensors.count(name)) << "missing tensor " << name;
+    auto tensor = loader->load_tensor(TensorSpec{.name = name, .source = source});
+    EXPECT_EQ(sha256_hex(*tensor), want["sha256"].get<std::string>());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, GoldenOverHttp, testing::ValuesIn(manifest_paths()), test_name);
+
+// Two 4 MiB tensors; the second one's bytes are distinct from the first's.
+std::string two_tensor_file() {
+  std::string a(4 << 20, '\0'), b(4 << 20, '\0');
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<char>(i * 7);
+    b[i] = static_cast<char>(i * 13 + 1);
+  }
+  return safetensors_file({{"a", "U8", {4 << 20}, a}, {"b", "U8", {4 << 20}, b}});
+}
+
+TEST(HttpSource, LazyLoadFetchesOnlyTheHeaderAndTheTensor) {
+  BALLAST_REQUIRE_NGINX(server());
+  const std::string file = two_tensor_file();
+  write_file(server().files() / "two.safetensors", file);
+  const uint64_t header = 8 + (static_cast<uint64_t>(static_cast<unsigned char>(file[0])) |
+                               static_cast<uint64_t>(static_cast<unsigned char>(file[1])) << 8);
+  server().clear_log();
+  auto loader = create_weight_loader(remote_config());
+  auto source = WeightSource::url(server().url("files/two.safetensors"));
+  auto meta = loader->get_metadata(source);
+  EXPECT_EQ(meta.tensors.size(), 2u);
+  const uint64_t after_metadata = server().body_bytes_sent();
+  EXPECT_LE(after_metadata, header + kProbeBytes);
+  auto b = loader->load_tensor(TensorSpec{.name = "b", .source = source});
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(b->bytes().data()), b->nbytes()),
+            file.substr(header + (4 << 20)));
+  EXPECT_EQ(server().body_bytes_sent() - after_metadata, uint64_t{4 << 20});
+  for (const auto& r : server().requests())
+    if (r.method == "GET") {
+      EXPECT_EQ(r.status, 206) << r.range;
+    }
+}
+
+TEST(HttpSource, LargeReadsGoOutAsConcurrentRanges) {
+  BALLAST_REQUIRE_NGINX(server());
+  const std::string file = two_tensor_file();
+  write_file(server().files() / "chunks.safetensors", file);
+  auto config = remote_config();
+  config.download_chunk_bytes = 256 << 10;
+  config.max_concurrent_downloads = 4;
+  auto loader = create_weight_loader(config);
+  server().clear_log();
+  auto source = WeightSource::url(server().url("files/chunks.safetensors"));
+  auto a = loader->load_tensor(TensorSpec{.name = "a", .source = source});
+  auto local = create_weight_loader()->load_tensor(TensorSpec{
+      .name = "a", .source = WeightSource::file(server().files() / "chunks.safetensors")});
+  EXPECT_EQ(sha256_hex(*a), sha256_hex(*local));
+  size_t chunk_requests = 0;
+  for (const auto& r : server().requests())
+    if (r.method == "GET" && r.body_bytes == (256 << 10)) ++chunk_requests;
+  EXPECT_EQ(chunk_requests, 16u);
+}
+
+TEST(HttpSource, ShardIndexFetchesOnlyTheShardsItNeeds) {
+  BALLAST_REQUIRE_NGINX(server());
+  write_file(server().files() / "sharded/s1.safetensors",
+             safetensors_file({{"x", "F32", {2}, f32_bytes({1, 2})}}));
+  write_file(server().files() / "sharded/s2.safetensors",
+             safetensors_file({{"y", "F32", {2}, f32_bytes({3, 4})}}));
+  write_file(server().files() / "sharded/model.safetensors.index.json",
+             R"({"metadata": {"total_size": 16}, "weight_map": {"x": "s1.safetensors",
+                 "y": "./s2.safetensors"}})");
+  server().clear_log();
+  auto loader = create_weight_loader(remote_config());
+  auto source = WeightSource::url(server().url("files/sharded/model.safetensors.index.json"));
+  auto y = loader->load_tensor(TensorSpec{.name = "y", .source = source});
+  EXPECT_EQ(y->as<float>()[1], 4.0f);
+  std::set<std::string> uris;
+  for (const auto& r : server().requests()) uris.insert(r.uri);
+  EXPECT_EQ(uris, (std::set<std::string>{"/files/sharded/model.safetensors.index.json",
+                                         "/files/sharded/s2.safetensors"}));
+  EXPECT_EQ(loader->get_metadata(source).tensors.size(), 2u);
+}
+
+TEST(HttpSource, ShardNamesMayNotLeaveTheIndexFolder) {
+  BALLAST_REQUIRE_NGINX(server());
+  write_file(server().files() / "escape/model.safetensors.index.json",
+             R"({"weight_map": {"x": "../two.safetensors"}})");
+  auto loader = create_weight_loader(remote_config());
+  try {
+    loader->get_metadata(
+        WeightSource::url(server().url("files/escape/model.safetensors.index.json")));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_format) << e.what();
+  }
+}
+
+TEST(HttpSource, MissingObjectsAreNotFoundAndUnavailable) {
+  BALLAST_REQUIRE_NGINX(server());
+  auto loader = create_weight_loader(remote_config());
+  auto missing = WeightSource::url(server().url("files/nothing.safetensors"));
+  EXPECT_FALSE(loader->is_available(missing));
+  write_file(server().files() / "here.safetensors", two_tensor_file());
+  EXPECT_TRUE(loader->is_available(WeightSource::url(server().url("files/here.safetensors"))));
+  try {
+    loader->get_metadata(missing);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::not_found) << e.what();
+  }
+}
+
+TEST(HttpSource, UnreachableServerIsANetworkError) {
+  auto config = remote_config();
+  config.download_retries = 0;
+  auto loader = create_weight_loader(config);
+  try {
+    loader->get_metadata(WeightSource::url("http://127.0.0.1:1/x.safetensors"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::network) << e.what();
+  }
+}
+
+TEST(HttpSource, CliHashesUrlsLikeFiles) {
+  BALLAST_REQUIRE_NGINX(server());
+  write_file(server().files() / "cli.safetensors", two_tensor_file());
+  auto remote = run_command(cli_path() + " hash --json " +
+                            shell_quote(server().url("files/cli.safetensors")));
+  ASSERT_EQ(remote.exit_code, 0) << remote.err;
+  auto local = run_command(cli_path() + " hash --json " +
+                           shell_quote((server().files() / "cli.safetensors").string()));
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  EXPECT_EQ(json::parse(remote.out), json::parse(local.out));
+  auto inspect = run_command(cli_path() + " inspect --json " +
+                             shell_quote(server().url("files/cli.safetensors")));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_EQ(json::parse(inspect.out)["tensors"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace ballast::test

@@ -1,0 +1,53 @@
+// Debian's nginx on a free 127.0.0.1 port for tests, with a generated configuration in a
+// temporary folder (daemon off; pid, logs and temp paths inside it). It serves the golden
+// corpus read-only under /golden/ and a folder of generated files under /files/, and logs
+// every request's Range and body bytes so tests can count the bytes a load fetched.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+#include "support/test_support.hpp"
+
+namespace ballast::test {
+
+struct NginxRequest {
+  std::string method, uri, range;
+  int status = 0;
+  uint64_t body_bytes = 0;
+};
+
+class NginxServer {
+ public:
+  // Starts nginx; available() is false when the binary is absent or will not start.
+  explicit NginxServer(std::optional<std::filesystem::path> golden = golden_dir());
+  ~NginxServer();
+
+  bool available() const { return process_ != nullptr; }
+  std::string url(const std::string& path) const;  // "http://127.0.0.1:PORT/<path>"
+  // Where /files/ is served from (write files here).
+  std::filesystem::path files() const { return dir_ / "files"; }
+  // Requests logged so far, and the body bytes they sent in total.
+  std::vector<NginxRequest> requests() const;
+  uint64_t body_bytes_sent() const;
+  void clear_log() const;
+
+ private:
+  TempDir dir_;
+  int port_ = 0;
+  std::unique_ptr<Process> process_;
+};
+
+// Skips the current test when nginx is absent.
+#define BALLAST_REQUIRE_NGINX(server)                                                  \
+  do {                                                                                 \
+    if (!(server).available())                                                         \
+      GTEST_SKIP() << "nginx is not installed (apt-get install nginx-light); skipped"; \
+  } while (0)
+
+}  // namespace ballast::test
