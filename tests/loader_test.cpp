@@ -266,8 +266,7 @@ TEST(LoaderErrors, MissingFilesAndUnsupportedSources) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::network) << e.what();
   }
-  for (auto source : {WeightSource::s3("b", "k"),
-                      WeightSource::hugging_face("org/repo", "model.safetensors")}) {
+  for (auto source : {WeightSource::s3("b", "k")}) {
     try {
       loader->get_metadata(source);
       FAIL();

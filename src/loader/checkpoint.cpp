@@ -64,7 +64,7 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
     if (!options.remote)
       throw Error(ErrorCode::unsupported, "this loader has no remote access",
                   {.source = cp->description_});
-    RemoteShards remote = resolve_remote_shards(source, options.remote, options.limits);
+    RemoteShards remote = resolve_remote_shards(source, options.remote, options.limits, options.read_mode);
     cp->weight_map_ = std::move(remote.weight_map);
     cp->index_metadata_ = std::move(remote.metadata);
     for (auto& location : remote.shards) cp->add_shard(std::move(location));

@@ -1,5 +1,5 @@
 // Which remote objects make up a checkpoint: one URL, or a `*.index.json` URL whose shards
-// lie beside it (Hub and S3 sources resolve the same way, through their own openers).
+// lie beside it; a Hugging Face Hub file, index or whole repository (see hub_client.hpp).
 #pragma once
 
 #include <map>
@@ -22,6 +22,6 @@ struct RemoteShards {
 // Reads a shard index if the source names one (only its bytes); shards open lazily.
 RemoteShards resolve_remote_shards(const WeightSource& source,
                                    std::shared_ptr<const RemoteContext> remote,
-                                   const Limits& limits);
+                                   const Limits& limits, ReadMode read_mode);
 
 }  // namespace ballast

@@ -17,6 +17,7 @@
 #include "ballast/error.hpp"
 #include "loader/checkpoint.hpp"
 #include "loader/materialize.hpp"
+#include "remote/hub_client.hpp"
 #include "remote/remote_context.hpp"
 #include "transform/plan.hpp"
 #include "util/shape_util.hpp"
@@ -41,6 +42,8 @@ std::string cache_key(const WeightSource& source) {
     key += "|" + u->url;
     for (const auto& [name, value] : u->headers) key += fmt::format("|{}={}", name, value);
   }
+  if (const auto* h = std::get_if<HuggingFaceSource>(&source.location); h && h->cache_dir)
+    key += "|cache=" + h->cache_dir->string();
   if (const auto* m = std::get_if<MemorySource>(&source.location))
     key += fmt::format("@{}", static_cast<const void*>(m->bytes.data()));
   if (source.format) key += "|format=" + to_string(*source.format);
@@ -119,7 +122,7 @@ class DefaultLoader final : public WeightLoader {
   WeightLoaderCapabilities capabilities() const override {
     WeightLoaderCapabilities caps;
     for (const auto& parser : registered_format_parsers()) caps.formats.push_back(parser->format());
-    caps.sources = {"file", "memory", "url"};
+    caps.sources = {"file", "memory", "url", "huggingface"};
     caps.transformations = {"transpose", "reshape", "cast", "slice", "scale", "quantize"};
     caps.devices = {Device::Kind::cpu};
     for (const auto& f : config_.factories)
@@ -231,6 +234,18 @@ class DefaultLoader final : public WeightLoader {
     if (const auto* url = std::get_if<UrlSource>(&source.location)) {
       try {
         return http_exists(*remote_->http, make_http_target(url->url, url->headers));
+      } catch (Error& e) {
+        e.with_source(describe(source));
+        throw;
+      }
+    }
+    if (const auto* hub = std::get_if<HuggingFaceSource>(&source.location)) {
+      try {
+        HubClient client(remote_, hub_settings_from_env(hub->cache_dir), hub->repo_id);
+        const std::string revision = hub->revision.value_or("main");
+        if (!hub->filename.empty()) return client.exists(revision, hub->filename);
+        return client.exists(revision, "model.safetensors.index.json") ||
+               client.exists(revision, "model.safetensors");
       } catch (Error& e) {
         e.with_source(describe(source));
         throw;

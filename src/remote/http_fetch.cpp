@@ -105,6 +105,10 @@ HttpObjectInfo stat_by_get(HttpClient& client, const HttpTarget& target) {
 
 }  // namespace
 
+HttpResult http_perform_retried(HttpClient& client, const HttpRequest& request) {
+  return with_retries(client, [&] { return client.perform(request); });
+}
+
 HttpTarget make_http_target(std::string url, HttpHeaders headers) {
   std::string name = redact_url(url);
   return {std::move(url), std::move(headers), std::move(name)};

@@ -33,6 +33,9 @@ struct HttpObjectInfo {
   HttpHeaders headers;  // of the response that gave the size
 };
 
+// One request, retried while the result is retryable (honouring Retry-After).
+HttpResult http_perform_retried(HttpClient& client, const HttpRequest& request);
+
 // Throws not_found, auth or network.
 HttpObjectInfo http_stat(HttpClient& client, const HttpTarget& target);
 // HEAD: false for 404/410, throws auth or network for other failures.

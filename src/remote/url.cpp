@@ -47,10 +47,10 @@ std::string url_path(std::string_view url) {
   return slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
 }
 
-std::string resolve_relative_url(std::string_view base, std::string_view relative) {
+std::string confined_relative_path(std::string_view relative, std::string_view where) {
   auto refuse = [&](std::string_view why) -> std::string {
     throw Error(ErrorCode::invalid_format, fmt::format("refusing path '{}': {}", relative, why),
-                {.source = redact_url(base)});
+                {.source = std::string(where)});
   };
   if (relative.empty()) return refuse("empty path");
   if (relative.find_first_of(std::string_view("\0\\?#", 4)) != std::string_view::npos)
@@ -68,10 +68,17 @@ std::string resolve_relative_url(std::string_view base, std::string_view relativ
     begin = end + 1;
   }
   if (path.empty()) return refuse("empty path");
+  return path;
+}
+
+std::string resolve_relative_url(std::string_view base, std::string_view relative) {
+  const std::string where = redact_url(base);
+  std::string path = confined_relative_path(relative, where);
   std::string_view folder = base.substr(0, query_start(base));
   const size_t start = after_scheme(folder);
   size_t last_slash = folder.rfind('/');
-  if (last_slash == std::string_view::npos || last_slash < start) return refuse("base has no path");
+  if (last_slash == std::string_view::npos || last_slash < start)
+    throw Error(ErrorCode::invalid_format, "the URL has no path", {.source = where});
   return std::string(folder.substr(0, last_slash + 1)) + url_quote(path, true);
 }
 

@@ -19,6 +19,10 @@ std::string url_path(std::string_view url);
 // with a scheme, `..`, backslashes, NUL, `?` or `#`.
 std::string resolve_relative_url(std::string_view base, std::string_view relative);
 
+// `relative` as a path confined to its folder: "." segments dropped, everything
+// resolve_relative_url refuses refused the same way (`where` names the folder in errors).
+std::string confined_relative_path(std::string_view relative, std::string_view where);
+
 // Percent-encodes everything but unreserved characters (and '/' when keep_slash).
 std::string url_quote(std::string_view text, bool keep_slash);
 

@@ -1,0 +1,55 @@
+// The Hugging Face Hub cache, byte for byte in huggingface_hub's layout, so either tool reuses
+// the other's downloads:
+//
+//   <cache>/models--org--name/blobs/<etag>                 file contents
+//   <cache>/models--org--name/snapshots/<commit>/<path>    relative symlink to the blob
+//   <cache>/models--org--name/refs/<revision>              the commit a branch or tag names
+//
+// A blob is written as `<etag>.incomplete`, checked (size, and sha256 when the etag is one),
+// then renamed into place, under an exclusive flock on
+// `<cache>/.locks/models--org--name/<etag>.lock`: two processes never
+// download the same blob twice, and nobody ever sees a half-written one.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "remote/http_fetch.hpp"
+
+namespace ballast {
+
+class HubRepoCache {
+ public:
+  HubRepoCache(const std::filesystem::path& cache_dir, std::string_view repo_id);
+
+  const std::filesystem::path& root() const { return root_; }
+  // The commit `revision` names: itself when it is a commit hash, else refs/<revision>.
+  std::optional<std::string> commit_of(const std::string& revision) const;
+  // snapshots/<commit>/<path> when it is there.
+  std::optional<std::filesystem::path> cached(const std::string& commit,
+                                              const std::string& path) const;
+  // Records refs/<revision> = commit (not for a revision that is the commit itself).
+  void write_ref(const std::string& revision, const std::string& commit) const;
+
+  // Makes sure blobs/<etag> holds the file (downloading it with `fetch` unless present) and
+  // that snapshots/<commit>/<path> links to it; returns the snapshot path. `fetch` streams
+  // the whole file; `sha256` (lowercase hex), when given, must match or the download is
+  // deleted and Error(integrity) thrown.
+  std::filesystem::path store(const std::string& commit, const std::string& path,
+                              const std::string& etag, uint64_t size,
+                              const std::optional<std::string>& sha256,
+                              const std::function<void(const ByteSink&)>& fetch) const;
+
+ private:
+  void link(const std::string& commit, const std::string& path, const std::string& etag) const;
+
+  std::filesystem::path root_;
+};
+
+// True for a 40-character lowercase hex string (a git commit).
+bool is_commit_hash(std::string_view revision);
+
+}  // namespace ballast

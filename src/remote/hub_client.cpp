@@ -1,0 +1,181 @@
+// Hugging Face Hub files (see hub_client.hpp).
+#include "remote/hub_client.hpp"
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "io/file_source.hpp"
+#include "remote/url.hpp"
+
+namespace ballast {
+namespace {
+
+std::string normalize_etag(std::string etag) {
+  if (etag.starts_with("W/")) etag.erase(0, 2);
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"')
+    etag = etag.substr(1, etag.size() - 2);
+  return etag;
+}
+
+bool is_sha256(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::optional<uint64_t> number(const std::string* text) {
+  if (text == nullptr || text->empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    uint64_t v = std::stoull(*text, &used);
+    if (used == text->size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+HubClient::HubClient(std::shared_ptr<const RemoteContext> remote, HubSettings settings,
+                     std::string repo)
+    : remote_(std::move(remote)),
+      settings_(std::move(settings)),
+      repo_(std::move(repo)),
+      cache_(settings_.cache_dir, repo_) {
+  if (repo_.empty() || repo_.find("..") != std::string::npos || repo_.front() == '/' ||
+      repo_.find('\\') != std::string::npos)
+    throw Error(ErrorCode::invalid_argument, fmt::format("bad repository id '{}'", repo_));
+}
+
+std::string HubClient::url(const std::string& revision, const std::string& path) const {
+  return fmt::format("{}/{}/resolve/{}/{}", settings_.endpoint, repo_, url_quote(revision, false),
+                     url_quote(path, true));
+}
+
+std::string HubClient::describe(const std::string& revision, const std::string& path) const {
+  return fmt::format("hf://{}@{}/{}", repo_, revision, path);
+}
+
+HttpHeaders HubClient::auth_headers() const {
+  if (settings_.token.empty()) return {};
+  return {{"Authorization", "Bearer " + settings_.token}};
+}
+
+HubFileInfo HubClient::head(const std::string& revision, const std::string& path) const {
+  const std::string where = describe(revision, path);
+  HttpRequest request{.url = url(revision, path),
+                      .headers = auth_headers(),
+                      .head = true,
+                      .follow_redirects = false};
+  HttpResult r = http_perform_retried(*remote_->http, request);
+  const long status = r.response.status;
+  if (r.curl_code != 0 || status < 200 || status >= 400) throw_http_error(r, where);
+  HubFileInfo info;
+  if (const std::string* commit = r.response.header("x-repo-commit")) info.commit = *commit;
+  const std::string* etag = r.response.header("x-linked-etag");
+  if (etag == nullptr) etag = r.response.header("etag");
+  if (etag) info.etag = normalize_etag(*etag);
+  auto size = number(r.response.header("x-linked-size"));
+  if (!size) size = number(r.response.header("content-length"));
+  if (!is_commit_hash(info.commit) || info.etag.empty() || !size ||
+      info.etag.find_first_of("/\\.") != std::string::npos)
+    throw Error(ErrorCode::network,
+                "the Hub's answer lacks X-Repo-Commit, an ETag or a size (is HF_ENDPOINT a Hub?)",
+                {.source = where});
+  info.size = *size;
+  return info;
+}
+
+bool HubClient::exists(const std::string& revision, const std::string& path) const {
+  if (settings_.offline) {
+    auto commit = cache_.commit_of(revision);
+    return commit && cache_.cached(*commit, path);
+  }
+  try {
+    head(revision, path);
+    return true;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::not_found) return false;
+    throw;
+  }
+}
+
+std::string HubClient::commit(const std::string& revision, const std::string& path) const {
+  if (!settings_.offline) {
+    std::string commit = head(revision, path).commit;
+    if (remote_->caching) cache_.write_ref(revision, commit);
+    return commit;
+  }
+  auto commit = cache_.commit_of(revision);
+  if (!commit)
+    throw Error(ErrorCode::not_found, "offline (HF_HUB_OFFLINE) and the revision is not cached",
+                {.source = describe(revision, path)});
+  return *commit;
+}
+
+std::filesystem::path HubClient::download(const std::string& revision,
+                                          const std::string& path) const {
+  const std::string where = describe(revision, path);
+  if (settings_.offline) {
+    if (auto commit = cache_.commit_of(revision))
+      if (auto cached = cache_.cached(*commit, path)) return *cached;
+    throw Error(ErrorCode::not_found, "offline (HF_HUB_OFFLINE) and the file is not cached",
+                {.source = where});
+  }
+  HubFileInfo info = head(revision, path);
+  if (!is_commit_hash(revision)) cache_.write_ref(revision, info.commit);
+  if (auto cached = cache_.cached(info.commit, path)) return *cached;
+  std::optional<std::string> sha256;
+  if (remote_->integrity_checks && is_sha256(info.etag)) sha256 = info.etag;
+  const HttpTarget target = make_http_target(url(info.commit, path), auth_headers());
+  HttpObjectInfo object{.size = info.size};
+  try {
+    return cache_.store(info.commit, path, info.etag, info.size, sha256, [&](const ByteSink& sink) {
+      http_stream(*remote_->http, target, object, 0, info.size, sink, nullptr);
+    });
+  } catch (Error& e) {
+    e.with_source(where);
+    throw;
+  }
+}
+
+std::vector<std::byte> HubClient::read_small(const std::string& revision, const std::string& path,
+                                             uint64_t max_bytes) const {
+  if (remote_->caching || settings_.offline) {
+    auto file = open_file_source(download(revision, path), {.allow_mmap = false});
+    if (file->size() > max_bytes)
+      throw Error(ErrorCode::limit_exceeded, "the file is larger than max_header_bytes",
+                  {.source = describe(revision, path)});
+    return file->read(0, file->size());
+  }
+  return http_get_small(*remote_->http, make_http_target(url(revision, path), auth_headers()),
+                        max_bytes);
+}
+
+ShardLocation HubClient::shard(const std::string& revision, const std::string& path,
+                               ReadMode read_mode) const {
+  auto self = shared_from_this();
+  const std::string folder =
+      path.find('/') == std::string::npos ? std::string() : path.substr(0, path.rfind('/') + 1);
+  return {describe(revision, path), [self, revision, path, folder, read_mode] {
+            // Files beside this one (ONNX external data) come from the same repo and revision.
+            SiblingOpener siblings = [self, revision, folder, read_mode](std::string_view rel) {
+              std::string sibling =
+                  folder + confined_relative_path(rel, self->describe(revision, folder));
+              return self->shard(revision, sibling, read_mode).open().bytes;
+            };
+            if (self->remote_->caching || self->settings_.offline) {
+              auto file = self->download(revision, path);
+              return ShardInput{open_file_source(file, {.allow_mmap = read_mode != ReadMode::read}),
+                                siblings, file};
+            }
+            auto bytes =
+                open_http_source(self->remote_->http,
+                                 make_http_target(self->url(revision, path), self->auth_headers()),
+                                 self->remote_->reads);
+            return ShardInput{bytes, siblings, {}};
+          }};
+}
+
+}  // namespace ballast

@@ -1,0 +1,60 @@
+// HubClient: files of one Hugging Face Hub repository. It resolves
+// `{endpoint}/{repo}/resolve/{revision}/{path}` with a HEAD that does not follow the redirect
+// (as huggingface_hub does: X-Repo-Commit, X-Linked-Etag, X-Linked-Size), then either
+// downloads the file into the hub cache (caching on) or reads it by ranges (caching off; the
+// Hub's 302 to its CDN is followed, and the token is not sent to the CDN's host). Offline
+// (HF_HUB_OFFLINE), files come from the cache only.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "loader/checkpoint.hpp"
+#include "remote/hub_cache.hpp"
+#include "remote/hub_settings.hpp"
+#include "remote/remote_context.hpp"
+
+namespace ballast {
+
+struct HubFileInfo {
+  std::string commit;
+  std::string etag;  // X-Linked-Etag (the sha256 of an LFS file) or ETag, without quotes
+  uint64_t size = 0;
+};
+
+class HubClient : public std::enable_shared_from_this<HubClient> {
+ public:
+  HubClient(std::shared_ptr<const RemoteContext> remote, HubSettings settings, std::string repo);
+
+  const std::string& repo() const { return repo_; }
+  bool offline() const { return settings_.offline; }
+  std::string url(const std::string& revision, const std::string& path) const;
+  std::string describe(const std::string& revision, const std::string& path) const;
+
+  // Resolves one file; throws not_found, auth (gated or private without a token) or network.
+  HubFileInfo head(const std::string& revision, const std::string& path) const;
+  // Whether the file exists (online: HEAD; offline: in the cache).
+  bool exists(const std::string& revision, const std::string& path) const;
+  // The commit a revision names (online: HEAD of `path`, recorded in refs/ when caching;
+  // offline: refs/).
+  std::string commit(const std::string& revision, const std::string& path) const;
+  // The file in the local cache, downloaded if needed.
+  std::filesystem::path download(const std::string& revision, const std::string& path) const;
+  // The whole bytes of a small file (an index), through the cache when caching is on.
+  std::vector<std::byte> read_small(const std::string& revision, const std::string& path,
+                                    uint64_t max_bytes) const;
+  // A shard: cached file (caching on or offline) or ranged reads (caching off).
+  ShardLocation shard(const std::string& revision, const std::string& path,
+                      ReadMode read_mode) const;
+
+ private:
+  HttpHeaders auth_headers() const;
+
+  std::shared_ptr<const RemoteContext> remote_;
+  HubSettings settings_;
+  std::string repo_;
+  HubRepoCache cache_;
+};
+
+}  // namespace ballast
