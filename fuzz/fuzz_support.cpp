@@ -13,6 +13,15 @@
 #include "transform/plan.hpp"
 
 namespace ballast::fuzz {
+namespace {
+
+// A copy of the fuzzer's input: libFuzzer reuses its buffer after each call.
+std::shared_ptr<ByteSource> input_source(const uint8_t* data, size_t size, const char* name) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(data);
+  return make_memory_source(std::vector<std::byte>(bytes, bytes + size), name);
+}
+
+}  // namespace
 
 Limits fuzz_limits() {
   Limits limits;
@@ -29,10 +38,7 @@ Limits fuzz_limits() {
 }
 
 void parse_and_load(const FormatParser& parser, const uint8_t* data, size_t size) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(
-      reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + size);
-  ParseContext ctx{.source = make_memory_source(*bytes, bytes, "fuzz-input"),
-                   .limits = fuzz_limits()};
+  ParseContext ctx{.source = input_source(data, size, "fuzz-input"), .limits = fuzz_limits()};
   try {
     Index index = parser.parse(ctx);
     validate_index(index, ctx.limits);
@@ -48,10 +54,8 @@ void parse_and_load(const FormatParser& parser, const uint8_t* data, size_t size
 }
 
 void open_zip(const uint8_t* data, size_t size) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(
-      reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + size);
   try {
-    auto archive = ZipArchive::open(make_memory_source(*bytes, bytes, "fuzz.zip"), fuzz_limits());
+    auto archive = ZipArchive::open(input_source(data, size, "fuzz.zip"), fuzz_limits());
     for (const auto& member : archive.members()) {
       auto source = archive.member_source(member);
       std::vector<std::byte> out(std::min<uint64_t>(source->size(), 1 << 20));

@@ -7,8 +7,9 @@
 
 #include "ballast/error.hpp"
 #include "formats/numpy/numpy_parser.hpp"
-#include "support/zip_writer.hpp"
+#include "support/parse_and_read.hpp"
 #include "support/test_support.hpp"
+#include "support/zip_writer.hpp"
 
 namespace ballast::test {
 namespace {
@@ -36,21 +37,10 @@ const std::string kF32x6 = npy(dict("'<f4'", "(2, 3)"), std::string(24, '\1'));
 
 std::string npz(std::vector<ZipEntrySpec> entries) { return ZipWriter::build(entries).bytes; }
 
-std::shared_ptr<ByteSource> memory(const std::string& bytes, const std::string& name) {
-  return make_memory_source(
-      std::vector<std::byte>(reinterpret_cast<const std::byte*>(bytes.data()),
-                             reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size()),
-      name);
-}
-
-// Parses and reads every tensor's bytes, as a load would.
+// Parses with the numpy parser and reads every tensor's bytes.
 void parse_and_read(const std::string& bytes, const Limits& limits, const std::string& name) {
-  ParseContext ctx{.source = memory(bytes, name), .limits = limits};
-  Index index = make_numpy_parser()->parse(ctx);
-  for (const auto& e : index.tensors) {
-    std::vector<std::byte> all(e.data->size());
-    e.data->read_at(0, all);
-  }
+  static const auto parser = make_numpy_parser();
+  test::parse_and_read(*parser, bytes, limits, name);
 }
 
 struct Hostile {

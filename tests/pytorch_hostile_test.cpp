@@ -9,6 +9,7 @@
 
 #include "ballast/error.hpp"
 #include "formats/pytorch/pytorch_parser.hpp"
+#include "support/parse_and_read.hpp"
 #include "support/test_support.hpp"
 #include "support/torch_pickle_builder.hpp"
 
@@ -41,21 +42,10 @@ std::string call_global(const std::string& module, const std::string& name) {
   return PickleBuilder().global(module, name).mark().str("touch pwned").op('t').op('R').bytes();
 }
 
-std::shared_ptr<ByteSource> memory(const std::string& bytes, const std::string& name) {
-  return make_memory_source(
-      std::vector<std::byte>(reinterpret_cast<const std::byte*>(bytes.data()),
-                             reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size()),
-      name);
-}
-
-// Parses and reads every tensor's bytes, as a load would.
+// Parses with the pytorch parser and reads every tensor's bytes.
 void parse_and_read(const std::string& bytes, const Limits& limits, const std::string& name) {
-  ParseContext ctx{.source = memory(bytes, name), .limits = limits};
-  Index index = make_pytorch_parser()->parse(ctx);
-  for (const auto& e : index.tensors) {
-    std::vector<std::byte> all(e.data->size());
-    e.data->read_at(0, all);
-  }
+  static const auto parser = make_pytorch_parser();
+  test::parse_and_read(*parser, bytes, limits, name);
 }
 
 struct Hostile {
