@@ -176,7 +176,8 @@ HttpResult HttpClient::perform(const HttpRequest& request) {
 
   HttpHeaders merged = settings_.default_headers;
   for (const auto& [name, value] : request.headers) {
-    std::erase_if(merged, [&](const auto& kv) { return lowercase(kv.first) == lowercase(name); });
+    const std::string key = lowercase(name);  // clang 14 cannot capture a structured binding
+    std::erase_if(merged, [&](const auto& kv) { return lowercase(kv.first) == key; });
     merged[name] = value;
   }
   curl_slist* header_list = nullptr;
