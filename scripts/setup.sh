@@ -13,7 +13,7 @@ packages=(
   # tests: checkpoints written by the real writers
   python3-numpy python3-torch python3-onnx
   # tests: remote sources served on 127.0.0.1 (nginx; Python fault, Hub and S3 servers)
-  nginx-light python3-botocore
+  nginx-light python3-botocore python3-boto3
 )
 
 missing=()
@@ -26,5 +26,14 @@ if ((${#missing[@]})); then
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# tests: the S3-compatible server behind the SigV4-checking proxy (npm's s3rver; without it
+# the S3 tests skip with a message)
+if ! command -v s3rver >/dev/null; then
+  if command -v npm >/dev/null && npm install -g --no-audit --no-fund s3rver@3.7.1 >/dev/null; then
+    echo "setup: installed s3rver"
+  else
+    echo "setup: could not install s3rver with npm; the S3 tests will skip"
+  fi
 fi
 echo "setup: all packages present"

@@ -250,7 +250,7 @@ TEST(FolderCheckpoint, SafetensorsWinsOverPytorchBin) {
   EXPECT_EQ(meta.tensors.count("x"), 1u);
 }
 
-TEST(LoaderErrors, MissingFilesAndUnsupportedSources) {
+TEST(LoaderErrors, MissingFilesAndUnreachableServers) {
   auto loader = create_weight_loader();
   try {
     loader->get_metadata(WeightSource::file("/nonexistent/model.safetensors"));
@@ -266,13 +266,13 @@ TEST(LoaderErrors, MissingFilesAndUnsupportedSources) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::network) << e.what();
   }
-  for (auto source : {WeightSource::s3("b", "k")}) {
-    try {
-      loader->get_metadata(source);
-      FAIL();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::unsupported) << e.what();
-    }
+  try {  // nothing listens on port 1
+    create_weight_loader({.download_retries = 0})
+        ->get_metadata(WeightSource::s3("models", "k", "us-east-1", "http://127.0.0.1:1"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::network) << e.what();
+    EXPECT_EQ(e.context().source, "s3://models/k");
   }
 }
 

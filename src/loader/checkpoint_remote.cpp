@@ -1,10 +1,13 @@
 // Remote checkpoint resolution (see checkpoint_remote.hpp).
 #include "loader/checkpoint_remote.hpp"
 
+#include <fmt/format.h>
+
 #include "ballast/error.hpp"
 #include "loader/checkpoint_files.hpp"
 #include "remote/hub_client.hpp"
 #include "remote/remote_context.hpp"
+#include "remote/s3_object.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
@@ -32,6 +35,54 @@ RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteCo
   ShardIndex index = parse_shard_index(bytes, redact_url(source.url));
   for (const auto& name : index.shards)
     out.shards.push_back(url_shard(remote, resolve_relative_url(source.url, name), source.headers));
+  out.weight_map = std::move(index.weight_map);
+  out.metadata = std::move(index.metadata);
+  return out;
+}
+
+// The folder part of an S3 key ("a/b/" for "a/b/c"), "" at the bucket's top.
+std::string key_folder(const std::string& key) {
+  const size_t slash = key.rfind('/');
+  return slash == std::string::npos ? "" : key.substr(0, slash + 1);
+}
+
+ShardLocation s3_shard(std::shared_ptr<const RemoteContext> remote,
+                       std::shared_ptr<const S3Settings> settings, std::string bucket,
+                       std::string key) {
+  std::string name = fmt::format("s3://{}/{}", bucket, key);
+  return {std::move(name), [remote = std::move(remote), settings = std::move(settings),
+                            bucket = std::move(bucket), key = std::move(key)] {
+            // ONNX external data: keys beside this one, confined to its folder.
+            SiblingOpener siblings = [remote, settings, bucket, key](std::string_view relative) {
+              const std::string where = fmt::format("s3://{}/{}", bucket, key);
+              return open_http_source(
+                  remote->http,
+                  s3_target(*settings, bucket,
+                            key_folder(key) + confined_relative_path(relative, where)),
+                  remote->reads);
+            };
+            return ShardInput{
+                open_http_source(remote->http, s3_target(*settings, bucket, key), remote->reads),
+                std::move(siblings),
+                {}};
+          }};
+}
+
+RemoteShards resolve_s3(const S3Source& source, std::shared_ptr<const RemoteContext> remote,
+                        const Limits& limits) {
+  auto settings = std::make_shared<const S3Settings>(s3_settings_from_env(source));
+  RemoteShards out;
+  if (!source.key.ends_with(".index.json")) {
+    out.shards.push_back(s3_shard(std::move(remote), settings, source.bucket, source.key));
+    return out;
+  }
+  const HttpTarget index_target = s3_target(*settings, source.bucket, source.key);
+  auto bytes = http_get_small(*remote->http, index_target, limits.max_header_bytes);
+  ShardIndex index = parse_shard_index(bytes, index_target.name);
+  for (const auto& name : index.shards)
+    out.shards.push_back(
+        s3_shard(remote, settings, source.bucket,
+                 key_folder(source.key) + confined_relative_path(name, index_target.name)));
   out.weight_map = std::move(index.weight_map);
   out.metadata = std::move(index.metadata);
   return out;
@@ -90,6 +141,8 @@ RemoteShards resolve_remote_shards(const WeightSource& source,
     return resolve_url(*url, std::move(remote), limits);
   if (const auto* hub = std::get_if<HuggingFaceSource>(&source.location))
     return resolve_hub(*hub, std::move(remote), limits, read_mode);
+  if (const auto* s3 = std::get_if<S3Source>(&source.location))
+    return resolve_s3(*s3, std::move(remote), limits);
   throw Error(ErrorCode::unsupported, "this source kind is not supported by this build yet",
               {.source = describe(source)});
 }

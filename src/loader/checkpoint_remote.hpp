@@ -1,5 +1,6 @@
 // Which remote objects make up a checkpoint: one URL, or a `*.index.json` URL whose shards
-// lie beside it; a Hugging Face Hub file, index or whole repository (see hub_client.hpp).
+// lie beside it; a Hugging Face Hub file, index or whole repository (see hub_client.hpp); an
+// S3 object, or a `*.index.json` key whose shards are keys beside it.
 #pragma once
 
 #include <map>

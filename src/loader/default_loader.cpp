@@ -19,6 +19,7 @@
 #include "loader/materialize.hpp"
 #include "remote/hub_client.hpp"
 #include "remote/remote_context.hpp"
+#include "remote/s3_object.hpp"
 #include "transform/plan.hpp"
 #include "util/shape_util.hpp"
 #include "util/thread_pool.hpp"
@@ -42,6 +43,9 @@ std::string cache_key(const WeightSource& source) {
     key += "|" + u->url;
     for (const auto& [name, value] : u->headers) key += fmt::format("|{}={}", name, value);
   }
+  if (const auto* s3 = std::get_if<S3Source>(&source.location))
+    key +=
+        fmt::format("|region={}|endpoint={}", s3->region.value_or(""), s3->endpoint.value_or(""));
   if (const auto* h = std::get_if<HuggingFaceSource>(&source.location); h && h->cache_dir)
     key += "|cache=" + h->cache_dir->string();
   if (const auto* m = std::get_if<MemorySource>(&source.location))
@@ -122,7 +126,7 @@ class DefaultLoader final : public WeightLoader {
   WeightLoaderCapabilities capabilities() const override {
     WeightLoaderCapabilities caps;
     for (const auto& parser : registered_format_parsers()) caps.formats.push_back(parser->format());
-    caps.sources = {"file", "memory", "url", "huggingface"};
+    caps.sources = {"file", "memory", "url", "huggingface", "s3"};
     caps.transformations = {"transpose", "reshape", "cast", "slice", "scale", "quantize"};
     caps.devices = {Device::Kind::cpu};
     for (const auto& f : config_.factories)
@@ -251,8 +255,13 @@ class DefaultLoader final : public WeightLoader {
         throw;
       }
     }
-    throw Error(ErrorCode::unsupported, "this source kind is not supported by this build yet",
-                {.source = describe(source)});
+    const auto& s3 = std::get<S3Source>(source.location);
+    try {
+      return http_exists(*remote_->http, s3_target(s3_settings_from_env(s3), s3.bucket, s3.key));
+    } catch (Error& e) {
+      e.with_source(describe(source));
+      throw;
+    }
   }
 
   WeightMetadata metadata(const WeightSource& source) {

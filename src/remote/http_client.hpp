@@ -3,7 +3,8 @@
 // share handle for DNS and TLS sessions; HTTP/2 is negotiated over TLS, HTTP/1.1 otherwise.
 // Redirects are followed (at most 10, http and https only) and libcurl sends custom
 // Authorization headers only to the host the request started at. `perform` is one attempt;
-// the retried operations are in http_fetch.hpp. Thread-safe.
+// the retried operations are in http_fetch.hpp. Requests may be signed with AWS Signature V4
+// (libcurl's CURLOPT_AWS_SIGV4). Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,17 @@ struct HttpSettings {
   HttpHeaders default_headers;  // overridden by a request's own headers of the same name
 };
 
+// AWS Signature V4 for a request: libcurl signs the method, path, query, Host, X-Amz-Date and
+// every custom header (so X-Amz-Content-SHA256 and X-Amz-Security-Token). libcurl 7.88 hashes
+// the (empty) request body itself, so X-Amz-Content-SHA256 must be the empty body's sha256,
+// not UNSIGNED-PAYLOAD. The keys are secrets: never printed.
+struct AwsSigning {
+  std::string region;
+  std::string service;
+  std::string access_key;
+  std::string secret_key;
+};
+
 struct HttpResponse {
   long status = 0;
   HttpHeaders headers;  // of the final response (after redirects), names in lowercase
@@ -51,6 +63,7 @@ struct HttpRequest {
   std::function<bool(const HttpResponse&)> on_headers;
   // Receives the body of a 2xx response; return false to stop. Null: kept in `body`.
   std::function<bool(std::span<const std::byte>)> on_body;
+  std::shared_ptr<const AwsSigning> signing;  // null: unsigned
 };
 
 struct HttpResult {

@@ -71,7 +71,8 @@ bool ok_status(const HttpResult& r) {
 }
 
 HttpObjectInfo stat_by_get(HttpClient& client, const HttpTarget& target) {
-  HttpRequest request{.url = target.url, .headers = target.headers, .range = {{0, 0}}};
+  HttpRequest request{
+      .url = target.url, .headers = target.headers, .range = {{0, 0}}, .signing = target.signing};
   request.on_headers = [](const HttpResponse&) { return false; };  // headers are enough
   HttpResult r = with_retries(client, [&] { return client.perform(request); });
   HttpObjectInfo info;
@@ -115,7 +116,8 @@ HttpTarget make_http_target(std::string url, HttpHeaders headers) {
 }
 
 HttpObjectInfo http_stat(HttpClient& client, const HttpTarget& target) {
-  HttpRequest request{.url = target.url, .headers = target.headers, .head = true};
+  HttpRequest request{
+      .url = target.url, .headers = target.headers, .head = true, .signing = target.signing};
   HttpResult r = with_retries(client, [&] { return client.perform(request); });
   const long status = r.response.status;
   if (ok_status(r)) {
@@ -131,8 +133,10 @@ HttpObjectInfo http_stat(HttpClient& client, const HttpTarget& target) {
     }
     return stat_by_get(client, target);
   }
-  // Some servers (and presigned URLs) refuse HEAD but serve GET.
-  if (r.curl_code == 0 && (status == 403 || status == 405 || status == 501))
+  // Some servers (and presigned URLs) refuse HEAD but serve GET; and a HEAD answer has no body
+  // to say why (S3's NoSuchKey or NoSuchBucket, SignatureDoesNotMatch), a GET's has.
+  if (r.curl_code == 0 &&
+      (status == 400 || status == 403 || status == 404 || status == 405 || status == 501))
     return stat_by_get(client, target);
   throw_http_error(r, target.name);
 }
@@ -167,7 +171,7 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
                       {.source = target.name, .offset = first, .actual = std::move(actual)});
       return false;
     };
-    HttpRequest request{.url = target.url, .headers = target.headers};
+    HttpRequest request{.url = target.url, .headers = target.headers, .signing = target.signing};
     if (use_ranges) request.range = {{first, last}};
     request.on_headers = [&](const HttpResponse& response) {
       const std::string* etag = response.header("etag");
@@ -239,7 +243,10 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
 
 std::vector<std::byte> http_get_small(HttpClient& client, const HttpTarget& target,
                                       uint64_t max_bytes) {
-  HttpRequest request{.url = target.url, .headers = target.headers, .max_body_bytes = max_bytes};
+  HttpRequest request{.url = target.url,
+                      .headers = target.headers,
+                      .max_body_bytes = max_bytes,
+                      .signing = target.signing};
   HttpResult r = with_retries(client, [&] { return client.perform(request); });
   if (r.stopped_by_us)
     throw Error(ErrorCode::limit_exceeded,

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct HttpTarget {
   std::string url;
   HttpHeaders headers;  // per-source headers (secrets possible: never printed)
   std::string name;     // the redacted URL, for messages
+  std::shared_ptr<const AwsSigning> signing;  // null: unsigned
 };
 
 HttpTarget make_http_target(std::string url, HttpHeaders headers);

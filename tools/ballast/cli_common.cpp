@@ -65,6 +65,12 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
       ->check(CLI::IsMember({"auto", "mmap", "read"}));
   command.add_option("--threads", options.threads, "worker threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
+  command.add_option("--s3-endpoint", options.s3_endpoint,
+                     "for s3:// sources: the endpoint URL (default: AWS_ENDPOINT_URL_S3, "
+                     "AWS_ENDPOINT_URL, the profile's, else AWS)");
+  command.add_option("--s3-region", options.s3_region,
+                     "for s3:// sources: the region (default: AWS_REGION, AWS_DEFAULT_REGION, "
+                     "the profile's, else us-east-1)");
 }
 
 WeightSource parse_source(const SourceOptions& options) {
@@ -79,11 +85,19 @@ WeightSource parse_source(const SourceOptions& options) {
     size_t slash = rest.find('/');
     if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size())
       throw Error(ErrorCode::invalid_argument, "s3:// sources look like s3://bucket/key");
+    auto given = [](const std::string& value) {
+      return value.empty() ? std::nullopt : std::optional<std::string>(value);
+    };
     source =
-        WeightSource::s3(std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1)));
+        WeightSource::s3(std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1)),
+                         given(options.s3_region), given(options.s3_endpoint));
   } else {
     source = WeightSource::file(s);
   }
+  if (!std::holds_alternative<S3Source>(source.location) &&
+      (!options.s3_endpoint.empty() || !options.s3_region.empty()))
+    throw Error(ErrorCode::invalid_argument,
+                "--s3-endpoint and --s3-region apply only to s3:// sources");
   if (!options.format.empty()) source.format = parse_format(options.format);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   if (raw) {

@@ -21,6 +21,8 @@ struct SourceOptions {
   uint64_t offset = 0;  // with --format raw
   std::string mode = "auto";
   int threads = 0;
+  std::string s3_endpoint;  // for s3:// sources; empty: from the environment
+  std::string s3_region;    // for s3:// sources; empty: from the environment
 };
 
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option);

@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+"""A SigV4-verifying front for s3rver, for ballast's tests, bound to 127.0.0.1 only.
+
+Usage: s3_proxy.py S3RVER DATA_DIR REGION ACCESS_KEY:SECRET_KEY[:SESSION_TOKEN] ...
+
+s3rver (the npm package) is a real S3-compatible server that stores the objects, but it does
+not check SigV4 signatures. This front starts it on a free port with DATA_DIR, listens on
+another port and prints that port as its first stdout line. It checks every request as S3
+does: the Authorization header's signature is recomputed with botocore's S3SigV4Auth from the
+request as received (method, raw path and query, the signed headers, X-Amz-Content-SHA256,
+X-Amz-Date) and the known secret of its access key, and refused with S3's own XML errors:
+SignatureDoesNotMatch (403), InvalidAccessKeyId (403), AuthorizationHeaderMalformed (400, a
+wrong region), InvalidToken (403, a key pair with a session token used without it),
+XAmzContentSHA256Mismatch (400). Requests without Authorization may only read the bucket
+named "public". Accepted requests go on to s3rver unsigned, and its answers come back.
+
+  GET /_stats   JSON: every request that reached s3rver (method, path, range, status, bytes)
+  POST /_reset  clears the stats
+"""
+import hashlib
+import hmac
+import http.client
+import http.server
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from xml.sax.saxutils import escape
+
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+MAX_BODY = 256 << 20
+AUTH = re.compile(
+    r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/s3/aws4_request, ?"
+    r"SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})"
+)
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
+
+s3rver_dir, data_dir, region = sys.argv[1], sys.argv[2], sys.argv[3]
+keys = {}  # access key -> (secret, session token or None)
+for spec in sys.argv[4:]:
+    access, secret, *token = spec.split(":", 2)
+    keys[access] = (secret, token[0] if token else None)
+stats = []
+stats_lock = threading.Lock()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class S3Error(Exception):
+    def __init__(self, status, code, message, **extra):
+        super().__init__(code)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+
+def error_xml(e):
+    fields = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in e.extra.items())
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<Error><Code>{e.code}</Code><Message>{escape(e.message)}</Message>{fields}"
+        "<RequestId>ballast-test</RequestId></Error>"
+    ).encode()
+
+
+def verify(handler, body):
+    auth = handler.headers.get("Authorization")
+    if auth is None:
+        bucket = handler.path.lstrip("/").split("/", 1)[0].split("?", 1)[0]
+        if bucket == "public" and handler.command in ("GET", "HEAD"):
+            return
+        raise S3Error(403, "AccessDenied", "Access Denied")
+    m = AUTH.fullmatch(auth)
+    if not m:
+        raise S3Error(400, "AuthorizationHeaderMalformed", "The authorization header is malformed")
+    access, date, scope_region, signed, signature = m.groups()
+    if access not in keys:
+        raise S3Error(
+            403,
+            "InvalidAccessKeyId",
+            "The AWS Access Key Id you provided does not exist in our records.",
+            AWSAccessKeyId=access,
+        )
+    if scope_region != region:
+        raise S3Error(
+            400,
+            "AuthorizationHeaderMalformed",
+            f"the region '{scope_region}' is wrong; expecting '{region}'",
+            Region=region,
+        )
+    secret, token = keys[access]
+    amz_date = handler.headers.get("X-Amz-Date", "")
+    content_sha = handler.headers.get("X-Amz-Content-SHA256")
+    if content_sha is None:
+        raise S3Error(400, "InvalidRequest", "Missing required header: x-amz-content-sha256")
+    if re.fullmatch(r"[0-9a-f]{64}", content_sha) and hashlib.sha256(body).hexdigest() != content_sha:
+        raise S3Error(
+            400,
+            "XAmzContentSHA256Mismatch",
+            "The provided 'x-amz-content-sha256' header does not match what was computed.",
+        )
+    names = signed.split(";")
+    if token is not None and (
+        handler.headers.get("X-Amz-Security-Token") != token or "x-amz-security-token" not in names
+    ):
+        raise S3Error(403, "InvalidToken", "The provided token is malformed or otherwise invalid.")
+    headers = {}
+    for name in names:
+        values = handler.headers.get_all(name)
+        if values is None:  # signed but not sent: the signature covers another request
+            raise S3Error(403, "SignatureDoesNotMatch", f"the signed header {name} is missing")
+        headers[name] = ",".join(values)
+    request = AWSRequest(method=handler.command, url="http://" + headers.get("host", "") + handler.path,
+                         headers=headers)
+    request.context["timestamp"] = amz_date
+    signer = S3SigV4Auth(Credentials(access, secret, token), "s3", region)
+    canonical = signer.canonical_request(request)
+    string_to_sign = signer.string_to_sign(request, canonical)
+    expected = signer.signature(string_to_sign, request)
+    ok = (
+        amz_date[:8] == date
+        and signer.signed_headers(signer.headers_to_sign(request)) == signed
+        and hmac.compare_digest(expected, signature)
+    )
+    if not ok:
+        print(f"s3_proxy: signature mismatch for\n{canonical}", file=sys.stderr, flush=True)
+        raise S3Error(
+            403,
+            "SignatureDoesNotMatch",
+            "The request signature we calculated does not match the signature you provided. "
+            "Check your key and signing method.",
+            AWSAccessKeyId=access,
+            StringToSign=string_to_sign,
+        )
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out in separate writes: without this, Nagle's algorithm and the
+        # client's delayed ACK hold every keep-alive response back 40 ms.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, *args):
+        pass
+
+    def send_body(self, status, headers, body, length=None):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        if length < 0 or length > MAX_BODY:
+            self.send_error(413)
+            return
+        body = self.rfile.read(length)
+        if self.path == "/_stats":
+            with stats_lock:
+                data = json.dumps(stats).encode()
+            self.send_body(200, [("Content-Type", "application/json")], data)
+            return
+        if self.path == "/_reset":
+            with stats_lock:
+                stats.clear()
+            self.send_body(200, [], b"")
+            return
+        try:
+            verify(self, body)
+        except S3Error as e:
+            self.send_body(e.status, [("Content-Type", "application/xml")], error_xml(e))
+            return
+        skip = {"authorization", "host", "x-amz-security-token", "expect"}
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
+        upstream = http.client.HTTPConnection("127.0.0.1", s3rver_port, timeout=30)
+        upstream.request(self.command, self.path, body=body if length else None, headers=headers)
+        response = upstream.getresponse()
+        data = response.read()
+        upstream.close()
+        out = [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_BY_HOP]
+        size = response.getheader("Content-Length") if self.command == "HEAD" else None
+        with stats_lock:
+            stats.append(
+                {
+                    "method": self.command,
+                    "path": self.path,
+                    "range": self.headers.get("Range", ""),
+                    "status": response.status,
+                    "bytes": len(data),
+                }
+            )
+        self.send_body(response.status, out, data, size)
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_any
+
+
+s3rver_port = free_port()
+s3rver = subprocess.Popen(
+    [s3rver_dir, "-d", data_dir, "-a", "127.0.0.1", "-p", str(s3rver_port), "--silent",
+     "--no-vhost-buckets"],
+    stdout=subprocess.DEVNULL,
+)
+deadline = time.time() + 30
+while True:
+    try:
+        socket.create_connection(("127.0.0.1", s3rver_port), timeout=1).close()
+        break
+    except OSError:
+        if time.time() > deadline or s3rver.poll() is not None:
+            sys.exit("s3_proxy: s3rver did not start")
+        time.sleep(0.1)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop s3rver too (finally below)
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+try:
+    server.serve_forever()
+finally:
+    s3rver.terminate()

@@ -1,0 +1,105 @@
+// s3rver behind the SigV4-verifying proxy (see s3_server.hpp).
+#include "support/s3_server.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace ballast::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string find_s3rver() {
+  if (const char* path = std::getenv("BALLAST_S3RVER"); path && *path) return path;
+  std::istringstream dirs(std::getenv("PATH") ? std::getenv("PATH") : "");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((fs::path(dir) / "s3rver").c_str(), X_OK) == 0)
+      return (fs::path(dir) / "s3rver").string();
+  return {};
+}
+
+constexpr const char* kUpload = R"(
+import os, sys, boto3
+from botocore.config import Config
+endpoint, region, access, secret, bucket, local, key = sys.argv[1:8]
+s3 = boto3.client("s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access,
+                  aws_secret_access_key=secret, config=Config(s3={"addressing_style": "path"}))
+if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+if os.path.isdir(local):
+    for folder, _, files in os.walk(local):
+        for name in files:
+            path = os.path.join(folder, name)
+            s3.upload_file(path, bucket, key + os.path.relpath(path, local))
+else:
+    s3.upload_file(local, bucket, key)
+)";
+
+constexpr const char* kControl = R"(
+import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], data=b"" if sys.argv[2] == "post" else None).read().decode())
+)";
+
+}  // namespace
+
+const S3Keys S3Server::kKeys{"AKIDBALLASTTEST", "ballast/long+term/secret", ""};
+const S3Keys S3Server::kTemporaryKeys{"ASIABALLASTTEMP", "ballast-temporary-secret",
+                                      "ballast-session-token"};
+
+S3Server::S3Server() {
+  const std::string s3rver = find_s3rver();
+  if (s3rver.empty()) {
+    why_ = "s3rver is not installed (scripts/setup.sh: npm install -g s3rver); skipped";
+    return;
+  }
+  if (!python_has("botocore") || !python_has("boto3")) {
+    why_ = "/usr/bin/python3 cannot import botocore and boto3 (run scripts/setup.sh); skipped";
+    return;
+  }
+  process_ = std::make_unique<Process>(
+      std::vector<std::string>{"/usr/bin/python3", BALLAST_SOURCE_DIR "/tests/servers/s3_proxy.py",
+                               s3rver, (dir_ / "data").string(), kRegion,
+                               kKeys.access_key + ":" + kKeys.secret_key,
+                               kTemporaryKeys.access_key + ":" + kTemporaryKeys.secret_key + ":" +
+                                   kTemporaryKeys.session_token},
+      (dir_ / "proxy.log").string());
+  auto line = process_->read_line(std::chrono::seconds(60));
+  if (!line || !(std::istringstream(*line) >> port_)) {
+    why_ = "the S3 server did not start: " + read_file(dir_ / "proxy.log");
+    process_.reset();
+  }
+}
+
+S3Server::~S3Server() = default;
+
+std::string S3Server::endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+void S3Server::upload(const std::string& bucket, const fs::path& local,
+                      const std::string& key) const {
+  run_python(kUpload, {endpoint(), kRegion, kKeys.access_key, kKeys.secret_key, bucket,
+                       local.string(), key});
+}
+
+void S3Server::put(const std::string& bucket, const std::string& key,
+                   const std::string& bytes) const {
+  TempDir staging;
+  write_file(staging / "object", bytes);
+  upload(bucket, staging / "object", key);
+}
+
+nlohmann::json S3Server::requests() const {
+  return nlohmann::json::parse(run_python(kControl, {endpoint() + "/_stats", "get"}));
+}
+
+uint64_t S3Server::get_bytes() const {
+  uint64_t total = 0;
+  for (const auto& r : requests())
+    if (r["method"] == "GET") total += r["bytes"].get<uint64_t>();
+  return total;
+}
+
+void S3Server::clear_log() const { run_python(kControl, {endpoint() + "/_reset", "post"}); }
+
+}  // namespace ballast::test

@@ -1,0 +1,63 @@
+// An S3-compatible server for tests: s3rver (the npm package, $BALLAST_S3RVER or on PATH)
+// behind tests/servers/s3_proxy.py on 127.0.0.1, which recomputes every request's SigV4
+// signature with botocore and refuses mismatches as S3 does. Objects are uploaded with boto3;
+// the proxy's log of the requests that reached s3rver lets tests count the bytes a load
+// fetched.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/process.hpp"
+#include "support/test_support.hpp"
+
+namespace ballast::test {
+
+struct S3Keys {
+  std::string access_key, secret_key, session_token;
+};
+
+class S3Server {
+ public:
+  static constexpr const char* kRegion = "us-west-2";
+  static const S3Keys kKeys;           // a long-term key pair
+  static const S3Keys kTemporaryKeys;  // a key pair that is valid only with its session token
+
+  // Starts the servers; available() is false (with the reason in unavailable()) when s3rver,
+  // botocore or boto3 is missing or does not start.
+  S3Server();
+  ~S3Server();
+
+  bool available() const { return process_ != nullptr; }
+  const std::string& unavailable() const { return why_; }
+  std::string endpoint() const;  // "http://127.0.0.1:PORT"
+
+  // Uploads a file to bucket/key, or every file under a folder to bucket/key<relative path>,
+  // with boto3 (creating the bucket). Anyone may read the bucket named "public".
+  void upload(const std::string& bucket, const std::filesystem::path& local,
+              const std::string& key) const;
+  void put(const std::string& bucket, const std::string& key, const std::string& bytes) const;
+
+  // Requests that reached s3rver since clear_log(): [{method, path, range, status, bytes}].
+  nlohmann::json requests() const;
+  uint64_t get_bytes() const;  // body bytes of the GETs among them
+  void clear_log() const;
+
+ private:
+  TempDir dir_;
+  int port_ = 0;
+  std::string why_;
+  std::unique_ptr<Process> process_;
+};
+
+// Skips the current test when the S3 server is unavailable.
+#define BALLAST_REQUIRE_S3(server)                                     \
+  do {                                                                 \
+    if (!(server).available()) GTEST_SKIP() << (server).unavailable(); \
+  } while (0)
+
+}  // namespace ballast::test
