@@ -3,7 +3,8 @@
 // every golden file hashes the same through S3 as from disk, a sliced load fetches only its
 // rows, sharded indexes resolve shards beside them, wrong secrets and missing keys fail with
 // S3's own error codes and no secret in the message, session tokens, profile files, anonymous
-// access to a public bucket, and the CLI reads s3:// sources.
+// access to a public bucket, virtual-hosted addressing (BUCKET.localhost), and the CLI reads
+// s3:// sources.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -283,6 +284,26 @@ TEST_F(S3SourceTest, TheSourcesEndpointAndRegionWinOverTheEnvironment) {
       .source =
           WeightSource::s3("models", "own.safetensors", S3Server::kRegion, server().endpoint())});
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(x->bytes().data()), 4), "mine");
+}
+
+TEST_F(S3SourceTest, VirtualHostedRequestsAreSignedForTheBucketsHost) {
+  server().put("models", "vhost/model.safetensors", safetensors_file({{"x", "U8", {4}, "host"}}));
+  // libcurl resolves *.localhost to the loopback address itself: no DNS needed.
+  const std::string host = "localhost:" + std::to_string(server().port());
+  const std::string endpoint = "http://" + host;
+  setenv("AWS_ENDPOINT_URL", endpoint.c_str(), 1);
+  setenv("BALLAST_S3_ADDRESSING_STYLE", "virtual", 1);
+  server().clear_log();
+  auto loader = create_weight_loader(remote_config());
+  auto x = loader->load_tensor(
+      TensorSpec{.name = "x", .source = WeightSource::s3("models", "vhost/model.safetensors")});
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(x->bytes().data()), 4), "host");
+  const json requests = server().requests();
+  ASSERT_FALSE(requests.empty());
+  for (const auto& r : requests) {
+    EXPECT_EQ(r["host"], "models." + host) << r.dump();
+    EXPECT_EQ(r["path"], "/models/vhost/model.safetensors") << r.dump();
+  }
 }
 
 TEST_F(S3SourceTest, CapabilitiesListS3) {

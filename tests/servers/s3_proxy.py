@@ -12,9 +12,11 @@ X-Amz-Date) and the known secret of its access key, and refused with S3's own XM
 SignatureDoesNotMatch (403), InvalidAccessKeyId (403), AuthorizationHeaderMalformed (400, a
 wrong region), InvalidToken (403, a key pair with a session token used without it),
 XAmzContentSHA256Mismatch (400). Requests without Authorization may only read the bucket
-named "public". Accepted requests go on to s3rver unsigned, and its answers come back.
+named "public". Accepted requests go on to s3rver unsigned and path-style (a virtual-hosted
+request to BUCKET.localhost:PORT is rewritten), and its answers come back.
 
-  GET /_stats   JSON: every request that reached s3rver (method, path, range, status, bytes)
+  GET /_stats   JSON: every request that reached s3rver (method, host, path-style path, range,
+                status, bytes)
   POST /_reset  clears the stats
 """
 import hashlib
@@ -72,10 +74,18 @@ def error_xml(e):
     ).encode()
 
 
+def path_style(handler):
+    """The request's path in path-style: a virtual-hosted BUCKET.localhost host moves into it."""
+    host = handler.headers.get("Host", "").rsplit(":", 1)[0]
+    if host.endswith(".localhost"):
+        return "/" + host[: -len(".localhost")] + handler.path
+    return handler.path
+
+
 def verify(handler, body):
     auth = handler.headers.get("Authorization")
     if auth is None:
-        bucket = handler.path.lstrip("/").split("/", 1)[0].split("?", 1)[0]
+        bucket = path_style(handler).lstrip("/").split("/", 1)[0].split("?", 1)[0]
         if bucket == "public" and handler.command in ("GET", "HEAD"):
             return
         raise S3Error(403, "AccessDenied", "Access Denied")
@@ -188,7 +198,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         skip = {"authorization", "host", "x-amz-security-token", "expect"}
         headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
         upstream = http.client.HTTPConnection("127.0.0.1", s3rver_port, timeout=30)
-        upstream.request(self.command, self.path, body=body if length else None, headers=headers)
+        path = path_style(self)
+        upstream.request(self.command, path, body=body if length else None, headers=headers)
         response = upstream.getresponse()
         data = response.read()
         upstream.close()
@@ -198,7 +209,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             stats.append(
                 {
                     "method": self.command,
-                    "path": self.path,
+                    "host": self.headers.get("Host", ""),
+                    "path": path,
                     "range": self.headers.get("Range", ""),
                     "status": response.status,
                     "bytes": len(data),

@@ -34,6 +34,7 @@ class S3Server {
 
   bool available() const { return process_ != nullptr; }
   const std::string& unavailable() const { return why_; }
+  int port() const { return port_; }
   std::string endpoint() const;  // "http://127.0.0.1:PORT"
 
   // Uploads a file to bucket/key, or every file under a folder to bucket/key<relative path>,
