@@ -1,6 +1,6 @@
 // S3Settings: where an S3-compatible bucket is and how to sign for it, resolved as the AWS
 // CLI and SDKs do. First the S3Source's own region and endpoint, then the environment, then
-// the profile (AWS_PROFILE, else "default") in the shared files:
+// the profile (AWS_PROFILE, AWS_DEFAULT_PROFILE, else "default") in the shared files:
 //   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), else the
 //                profile in $AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials), else in
 //                $AWS_CONFIG_FILE (~/.aws/config); none: anonymous, unsigned requests

@@ -112,7 +112,8 @@ def verify(handler, body):
     content_sha = handler.headers.get("X-Amz-Content-SHA256")
     if content_sha is None:
         raise S3Error(400, "InvalidRequest", "Missing required header: x-amz-content-sha256")
-    if re.fullmatch(r"[0-9a-f]{64}", content_sha) and hashlib.sha256(body).hexdigest() != content_sha:
+    payload_hashed = re.fullmatch(r"[0-9a-f]{64}", content_sha) is not None
+    if payload_hashed and hashlib.sha256(body).hexdigest() != content_sha:
         raise S3Error(
             400,
             "XAmzContentSHA256Mismatch",
@@ -129,8 +130,8 @@ def verify(handler, body):
         if values is None:  # signed but not sent: the signature covers another request
             raise S3Error(403, "SignatureDoesNotMatch", f"the signed header {name} is missing")
         headers[name] = ",".join(values)
-    request = AWSRequest(method=handler.command, url="http://" + headers.get("host", "") + handler.path,
-                         headers=headers)
+    url = "http://" + headers.get("host", "") + handler.path
+    request = AWSRequest(method=handler.command, url=url, headers=headers)
     request.context["timestamp"] = amz_date
     signer = S3SigV4Auth(Credentials(access, secret, token), "s3", region)
     canonical = signer.canonical_request(request)

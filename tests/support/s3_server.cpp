@@ -39,7 +39,8 @@ else:
 
 constexpr const char* kControl = R"(
 import sys, urllib.request
-print(urllib.request.urlopen(sys.argv[1], data=b"" if sys.argv[2] == "post" else None).read().decode())
+data = b"" if sys.argv[2] == "post" else None
+print(urllib.request.urlopen(sys.argv[1], data=data).read().decode())
 )";
 
 }  // namespace
