@@ -19,6 +19,7 @@ request to BUCKET.localhost:PORT is rewritten), and its answers come back.
                 status, bytes)
   POST /_reset  clears the stats
 """
+import ctypes
 import hashlib
 import hmac
 import http.client
@@ -222,11 +223,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_any
 
 
+def die_with_parent():
+    """Linux: SIGTERM when the parent dies, so no server outlives a killed test."""
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+die_with_parent()
 s3rver_port = free_port()
 s3rver = subprocess.Popen(
     [s3rver_dir, "-d", data_dir, "-a", "127.0.0.1", "-p", str(s3rver_port), "--silent",
      "--no-vhost-buckets"],
     stdout=subprocess.DEVNULL,
+    preexec_fn=die_with_parent,
 )
 deadline = time.time() + 30
 while True:
@@ -239,6 +247,7 @@ while True:
         time.sleep(0.1)
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop s3rver too (finally below)
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True  # open keep-alive connections do not hold the exit back
 print(server.server_address[1], flush=True)
 try:
     server.serve_forever()
