@@ -65,6 +65,13 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
       ->check(CLI::IsMember({"auto", "mmap", "read"}));
   command.add_option("--threads", options.threads, "worker threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
+  command.add_flag("--no-cache", options.no_cache,
+                   "remote sources: read only the byte ranges needed, download nothing");
+  command.add_option("--cache-dir", options.cache_dir,
+                     "remote sources: the URL/S3 object cache (default $BALLAST_CACHE or "
+                     "~/.cache/ballast; the Hub uses HF_HUB_CACHE)");
+  command.add_option("--max-cache-size", options.max_cache_size,
+                     "remote sources: evict least recently used objects beyond this many bytes");
 }
 
 WeightSource parse_source(const SourceOptions& options) {
@@ -102,6 +109,9 @@ WeightSource parse_source(const SourceOptions& options) {
 WeightLoaderConfig loader_config(const SourceOptions& options) {
   WeightLoaderConfig config;
   config.num_threads = options.threads;
+  config.enable_caching = !options.no_cache;
+  config.cache_dir = options.cache_dir;
+  config.max_cache_size = options.max_cache_size;
   config.read_mode = options.mode == "mmap"   ? ReadMode::mmap
                      : options.mode == "read" ? ReadMode::read
                                               : ReadMode::automatic;
