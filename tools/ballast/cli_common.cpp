@@ -70,6 +70,9 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
   command.add_option("--cache-dir", options.cache_dir,
                      "remote sources: the URL/S3 object cache (default $BALLAST_CACHE or "
                      "~/.cache/ballast; the Hub uses HF_HUB_CACHE)");
+  command.add_option("--connections", options.connections,
+                     "remote sources: concurrent ranged GETs of one large read (default 8)")
+      ->check(CLI::PositiveNumber);
   command.add_option("--max-cache-size", options.max_cache_size,
                      "remote sources: evict least recently used objects beyond this many bytes");
 }
@@ -112,6 +115,7 @@ WeightLoaderConfig loader_config(const SourceOptions& options) {
   config.enable_caching = !options.no_cache;
   config.cache_dir = options.cache_dir;
   config.max_cache_size = options.max_cache_size;
+  config.max_concurrent_downloads = options.connections;
   config.read_mode = options.mode == "mmap"   ? ReadMode::mmap
                      : options.mode == "read" ? ReadMode::read
                                               : ReadMode::automatic;
