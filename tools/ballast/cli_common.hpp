@@ -21,8 +21,12 @@ struct SourceOptions {
   uint64_t offset = 0;  // with --format raw
   std::string mode = "auto";
   int threads = 0;
-  std::string s3_endpoint;  // for s3:// sources; empty: from the environment
-  std::string s3_region;    // for s3:// sources; empty: from the environment
+  bool no_cache = false;        // remote sources: read by ranges, download nothing
+  std::string cache_dir;        // remote sources: ballast's object cache (URL, S3)
+  uint64_t max_cache_size = 0;  // bytes; 0 = unbounded
+  int connections = 8;          // remote sources: concurrent ranges of one large read
+  std::string s3_endpoint;      // for s3:// sources; empty: from the environment
+  std::string s3_region;        // for s3:// sources; empty: from the environment
 };
 
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option);
