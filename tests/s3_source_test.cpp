@@ -1,10 +1,10 @@
 // S3 sources against a real S3-compatible server (s3rver behind a proxy that verifies every
 // SigV4 signature with botocore; see support/s3_server.hpp), objects uploaded with boto3:
 // every golden file hashes the same through S3 as from disk, a sliced load fetches only its
-// rows, sharded indexes resolve shards beside them, wrong secrets and missing keys fail with
-// S3's own error codes and no secret in the message, session tokens, profile files, anonymous
-// access to a public bucket, virtual-hosted addressing (BUCKET.localhost), and the CLI reads
-// s3:// sources.
+// rows, caching downloads an object once into the object cache, sharded indexes resolve shards
+// beside them, wrong secrets and missing keys fail with S3's own error codes and no secret in
+// the message, session tokens, profile files, anonymous access to a public bucket,
+// virtual-hosted addressing (BUCKET.localhost), and the CLI reads s3:// sources.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -159,6 +159,29 @@ TEST_F(S3SourceTest, MetadataEqualsTheLocalFilesAndSlicesFetchOnlyTheirRows) {
     EXPECT_EQ(r["status"], 206) << r.dump();
     EXPECT_EQ(r["path"], "/models/dir/sliced%20model.safetensors");
   }
+}
+
+TEST_F(S3SourceTest, WithCachingObjectsAreDownloadedOnceIntoTheObjectCache) {
+  const std::string file = safetensors_file({{"w", "U8", {1 << 20}, pattern(1 << 20, 9)}});
+  server().put("models", "cached.safetensors", file);
+  TempDir cache;
+  WeightLoaderConfig config = remote_config();
+  config.enable_caching = true;
+  config.cache_dir = cache.path();
+  const auto source = WeightSource::s3("models", "cached.safetensors");
+  server().clear_log();
+  const std::string first = sha256_hex(
+      *create_weight_loader(config)->load_tensor(TensorSpec{.name = "w", .source = source}));
+  EXPECT_EQ(server().get_bytes(), file.size());  // the whole object, once
+  server().clear_log();
+  const std::string again = sha256_hex(
+      *create_weight_loader(config)->load_tensor(TensorSpec{.name = "w", .source = source}));
+  EXPECT_EQ(again, first);
+  for (const auto& r : server().requests()) EXPECT_EQ(r["method"], "HEAD") << r.dump();
+  size_t blobs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache / "objects"))
+    blobs += entry.path().extension() == ".blob";
+  EXPECT_EQ(blobs, 1u);
 }
 
 TEST_F(S3SourceTest, ShardIndexResolvesShardsBesideIt) {

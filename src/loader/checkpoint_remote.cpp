@@ -65,43 +65,47 @@ std::string key_folder(const std::string& key) {
   return slash == std::string::npos ? "" : key.substr(0, slash + 1);
 }
 
+// One S3 object: through the object cache with caching on, else read by ranges.
+ShardInput open_s3_object(const RemoteContext& remote, const HttpTarget& target,
+                          ReadMode read_mode) {
+  if (remote.caching) return open_cached(remote, target, read_mode);
+  return ShardInput{open_http_source(remote.http, target, remote.reads), nullptr, {}};
+}
+
 ShardLocation s3_shard(std::shared_ptr<const RemoteContext> remote,
                        std::shared_ptr<const S3Settings> settings, std::string bucket,
-                       std::string key) {
+                       std::string key, ReadMode read_mode) {
   std::string name = fmt::format("s3://{}/{}", bucket, key);
-  return {std::move(name), [remote = std::move(remote), settings = std::move(settings),
-                            bucket = std::move(bucket), key = std::move(key)] {
-            // ONNX external data: keys beside this one, confined to its folder.
-            SiblingOpener siblings = [remote, settings, bucket, key](std::string_view relative) {
-              const std::string where = fmt::format("s3://{}/{}", bucket, key);
-              return open_http_source(
-                  remote->http,
-                  s3_target(*settings, bucket,
-                            key_folder(key) + confined_relative_path(relative, where)),
-                  remote->reads);
-            };
-            return ShardInput{
-                open_http_source(remote->http, s3_target(*settings, bucket, key), remote->reads),
-                std::move(siblings),
-                {}};
-          }};
+  return {
+      std::move(name), [remote = std::move(remote), settings = std::move(settings),
+                        bucket = std::move(bucket), key = std::move(key), read_mode] {
+        ShardInput input = open_s3_object(*remote, s3_target(*settings, bucket, key), read_mode);
+        // ONNX external data: keys beside this one, confined to its folder.
+        input.siblings = [remote, settings, bucket, key, read_mode](std::string_view relative) {
+          const std::string where = fmt::format("s3://{}/{}", bucket, key);
+          const std::string sibling = key_folder(key) + confined_relative_path(relative, where);
+          return open_s3_object(*remote, s3_target(*settings, bucket, sibling), read_mode).bytes;
+        };
+        return input;
+      }};
 }
 
 RemoteShards resolve_s3(const S3Source& source, std::shared_ptr<const RemoteContext> remote,
-                        const Limits& limits) {
+                        const Limits& limits, ReadMode read_mode) {
   auto settings = std::make_shared<const S3Settings>(s3_settings_from_env(source));
   RemoteShards out;
   if (!source.key.ends_with(".index.json")) {
-    out.shards.push_back(s3_shard(std::move(remote), settings, source.bucket, source.key));
+    out.shards.push_back(
+        s3_shard(std::move(remote), settings, source.bucket, source.key, read_mode));
     return out;
   }
   const HttpTarget index_target = s3_target(*settings, source.bucket, source.key);
   auto bytes = http_get_small(*remote->http, index_target, limits.max_header_bytes);
   ShardIndex index = parse_shard_index(bytes, index_target.name);
   for (const auto& name : index.shards)
-    out.shards.push_back(
-        s3_shard(remote, settings, source.bucket,
-                 key_folder(source.key) + confined_relative_path(name, index_target.name)));
+    out.shards.push_back(s3_shard(
+        remote, settings, source.bucket,
+        key_folder(source.key) + confined_relative_path(name, index_target.name), read_mode));
   out.weight_map = std::move(index.weight_map);
   out.metadata = std::move(index.metadata);
   return out;
@@ -161,7 +165,7 @@ RemoteShards resolve_remote_shards(const WeightSource& source,
   if (const auto* hub = std::get_if<HuggingFaceSource>(&source.location))
     return resolve_hub(*hub, std::move(remote), limits, read_mode);
   if (const auto* s3 = std::get_if<S3Source>(&source.location))
-    return resolve_s3(*s3, std::move(remote), limits);
+    return resolve_s3(*s3, std::move(remote), limits, read_mode);
   throw Error(ErrorCode::unsupported, "this source kind is not supported by this build yet",
               {.source = describe(source)});
 }

@@ -1,4 +1,4 @@
-// URL objects read through the object cache (see cached_url.hpp).
+// URL and S3 objects read through the object cache (see cached_url.hpp).
 #include "remote/cached_url.hpp"
 
 #include <algorithm>
@@ -49,9 +49,8 @@ void download_object(const RemoteContext& remote, const HttpTarget& target,
 
 }  // namespace
 
-CachedObject fetch_cached_url(const RemoteContext& remote, const std::string& url,
-                              const HttpHeaders& headers) {
-  const HttpTarget target = make_http_target(url, headers);
+CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target) {
+  const std::string& url = target.url;
   HttpObjectInfo info;
   try {
     info = http_stat(*remote.http, target);
@@ -68,15 +67,25 @@ CachedObject fetch_cached_url(const RemoteContext& remote, const std::string& ur
       [&](const ByteSink& sink) { download_object(remote, target, info, sink); }, progress);
 }
 
+CachedObject fetch_cached_url(const RemoteContext& remote, const std::string& url,
+                              const HttpHeaders& headers) {
+  return fetch_cached(remote, make_http_target(url, headers));
+}
+
+ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode) {
+  CachedObject object = fetch_cached(remote, target);
+  auto file = open_file_source(object.path, {.allow_mmap = read_mode != ReadMode::read});
+  return ShardInput{std::make_shared<LeasedSource>(std::move(file), std::move(object.lease)),
+                    nullptr, object.path};
+}
+
 ShardInput open_cached_url(std::shared_ptr<const RemoteContext> remote, const std::string& url,
                            const HttpHeaders& headers, ReadMode read_mode) {
-  CachedObject object = fetch_cached_url(*remote, url, headers);
-  auto file = open_file_source(object.path, {.allow_mmap = read_mode != ReadMode::read});
-  SiblingOpener siblings = [remote, url, headers, read_mode](std::string_view relative) {
+  ShardInput input = open_cached(*remote, make_http_target(url, headers), read_mode);
+  input.siblings = [remote, url, headers, read_mode](std::string_view relative) {
     return open_cached_url(remote, resolve_relative_url(url, relative), headers, read_mode).bytes;
   };
-  return ShardInput{std::make_shared<LeasedSource>(std::move(file), std::move(object.lease)),
-                    std::move(siblings), object.path};
+  return input;
 }
 
 }  // namespace ballast

@@ -1,4 +1,4 @@
-// URL objects through ballast's object cache (caching on): the object is HEADed, downloaded
+// URL and S3 objects through ballast's object cache (caching on): the object is HEADed, downloaded
 // whole into the cache unless the cached blob still matches its size and ETag, and then read
 // as a local file (mapped when the read mode allows). When the server cannot be reached, a
 // blob cached earlier is used as it is. A server without Range support is downloaded in one
@@ -13,6 +13,12 @@
 #include "remote/remote_context.hpp"
 
 namespace ballast {
+
+// The object `target` names (a URL, or a signed S3 object), keyed by its URL: its cached blob,
+// downloaded if needed.
+CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target);
+// That blob as a shard (no siblings), holding its cache lease while open.
+ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode);
 
 // The object's cached blob, downloaded if needed.
 CachedObject fetch_cached_url(const RemoteContext& remote, const std::string& url,
