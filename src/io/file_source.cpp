@@ -8,10 +8,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -33,14 +33,20 @@ bool is_remote_file_system(int fd) {
   return false;
 }
 
-// True when at least half of the mapped pages are in the page cache.
+// True when at least half of the mapped pages are in the page cache, judged from up to 256
+// pages spread evenly over the mapping (a full mincore scan of a large file costs tens of ms).
 bool mostly_resident(void* data, uint64_t size) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> resident((size + page - 1) / page);
-  if (::mincore(data, size, resident.data()) != 0) return true;  // unknown: keep the mapping
+  const uint64_t pages = (size + page - 1) / page;
+  const uint64_t samples = std::min<uint64_t>(pages, 256);
   uint64_t in_cache = 0;
-  for (unsigned char r : resident) in_cache += r & 1;
-  return in_cache * 2 >= resident.size();
+  for (uint64_t i = 0; i < samples; ++i) {
+    unsigned char resident = 0;
+    auto* at = static_cast<std::byte*>(data) + (i * pages / samples) * page;
+    if (::mincore(at, page, &resident) != 0) return true;  // unknown: keep the mapping
+    in_cache += resident & 1;
+  }
+  return in_cache * 2 >= samples;
 }
 
 // A whole-file mapping; the region starts `skip` bytes in.
