@@ -2,7 +2,12 @@
 """Runs every benchmark case several times, interleaved (one pass over all cases per
 repetition), and reports median seconds, spread (min-max), GB/s of the input bytes, the ratio
 to the best baseline on the same file and peak RSS (/usr/bin/time). Writes results.json and
-results.md. Invoked by bench/run.sh."""
+results.md. Invoked by bench/run.sh.
+
+Each timed run follows an untimed run of the same case. In a virtual machine the first touch
+of guest memory that the host has not backed yet costs several times a memory copy, so
+without the warm-up a case that fills fresh buffers is fast or slow depending on which case
+ran before it (measured here: the same 1 GiB load took 0.13 s or 1.1 s by position)."""
 import argparse
 import json
 import os
@@ -167,6 +172,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="2 repetitions")
+    ap.add_argument("--no-warmup", action="store_true", help="skip the untimed run before each")
     a = ap.parse_args()
     reps = 2 if a.quick else a.reps
     todo = cases(a, a.cache)
@@ -178,6 +184,8 @@ def main():
     for rep in range(reps):
         print(f"bench: repetition {rep + 1}/{reps}", file=sys.stderr)
         for i, (_, _, _, _, cmd, parse) in enumerate(todo):
+            if not a.no_warmup:
+                parse(cmd)  # untimed warm-up: see the module docstring
             samples[i].append(parse(cmd))
     rows = []
     for i, (group, name, kind, path, cmd, _) in enumerate(todo):
@@ -202,7 +210,8 @@ def main():
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"repetitions": reps, "cpus": os.cpu_count(), "rows": rows,
                    "targets": targets}, f, indent=1)
-    lines = [f"{reps} repetitions, interleaved; {os.cpu_count()} CPUs; page-cached inputs "
+    lines = [f"{reps} repetitions, interleaved, each after an untimed warm-up run "
+             f"({'off' if a.no_warmup else 'on'}); {os.cpu_count()} CPUs; page-cached inputs "
              "except O_DIRECT rows. Seconds are the tool's own timing (ballast: open, parse and "
              "load; python peers: the load call); CPU s covers the whole process.", "",
              "| input | case | median s | spread s | GB/s | vs best baseline | vs peer | "
