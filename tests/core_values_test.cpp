@@ -42,23 +42,27 @@ TEST(Format, NamesRoundTrip) {
 TEST(ErrorText, CarriesCodeAndContext) {
   Error e(ErrorCode::shape_mismatch, "bad", {.source = "f.st", .expected = "[2]", .actual = "[3]"});
   e.with_tensor("w").with_source("ignored: already set");
-  EXPECT_STREQ(e.what(), "shape_mismatch: bad (source: f.st, tensor: 'w', expected: [2], actual: [3])");
+  EXPECT_STREQ(e.what(),
+               "shape_mismatch: bad (source: f.st, tensor: 'w', expected: [2], actual: [3])");
   EXPECT_EQ(error_code_name(ErrorCode::limit_exceeded), "limit_exceeded");
 }
 
 TEST(TransformSyntax, ParsesEveryStepAndPrintsItBack) {
   const std::string list =
       "transpose:0:1,reshape:2:-1,cast:f16,slice:0::4,slice:1:-2:,scale:0.5,quantize:int8:asym,"
-      "quantize:int4:128,quantize:fp8:e5m2,quantize:gptq:4:128:desc_act,quantize:awq:4:zp";
+      "quantize:int4:128,quantize:fp8:e5m2,quantize:gptq:4:128:desc_act,quantize:awq:4:128:zp,"
+      "quantize:awq:4:64";
   auto steps = parse_transformations(list);
-  ASSERT_EQ(steps.size(), 11u);
+  ASSERT_EQ(steps.size(), 12u);
   std::string printed;
   for (const auto& s : steps) printed += (printed.empty() ? "" : ",") + to_string(s);
   EXPECT_EQ(printed, list);
   const auto& slice = std::get<Slice>(steps[3]);
   EXPECT_EQ(slice.start, std::nullopt);
   EXPECT_EQ(slice.end, 4);
-  for (const char* bad : {"transpose:0", "cast:f99", "slice:0:1", "scale:x", "rotate:1", "quantize:int3:1"})
+  EXPECT_EQ(to_string(parse_transformations("quantize:awq:4:zp")[0]), "quantize:awq:4:128:zp");
+  for (const char* bad : {"transpose:0", "cast:f99", "slice:0:1", "scale:x", "rotate:1",
+                          "quantize:int3:1", "quantize:awq:4:zp:64", "quantize:awq:4:64:zp:zp"})
     EXPECT_THROW(parse_transformations(bad), Error) << bad;
 }
 

@@ -170,5 +170,35 @@ TEST_F(FaultServer, RequestsAreRetriedAndResumedNotRepeatedWhole) {
   EXPECT_GT(s["counts"]["GET /drop/m.safetensors"].get<int>(), 1);
 }
 
+// With caching on, every fault either ends in an exact, complete blob or in an error that
+// leaves the cache without any file of the object.
+TEST_F(FaultServer, CacheHoldsOnlyCompleteObjects) {
+  auto cache_files = [](const TempDir& cache) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(cache.path() / "objects", ec))
+      if (e.path().extension() != ".lock") names.push_back(e.path().filename().string());
+    return names;
+  };
+  for (const char* good : {"ok", "norange", "drop", "burst/503/2"}) {
+    SCOPED_TRACE(good);
+    TempDir cache;
+    WeightLoaderConfig c = config();
+    c.enable_caching = true;
+    c.cache_dir = cache.path();
+    expect_exact(WeightSource::url(url(std::string(good) + "/m.safetensors")), c);
+    EXPECT_EQ(cache_files(cache).size(), 2u);  // the blob and its record
+  }
+  for (const char* bad : {"long", "badrange", "etag", "burst/503/100", "stall"}) {
+    SCOPED_TRACE(bad);
+    TempDir cache;
+    WeightLoaderConfig c = config(1, 1);
+    c.enable_caching = true;
+    c.cache_dir = cache.path();
+    error_of(WeightSource::url(url(std::string(bad) + "/m.safetensors")), c);
+    EXPECT_TRUE(cache_files(cache).empty());
+  }
+}
+
 }  // namespace
 }  // namespace ballast::test

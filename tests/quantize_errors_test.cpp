@@ -56,7 +56,9 @@ TEST_F(QuantizeErrors, BadStepsNameTheStep) {
   expect_error("cube", "quantize:int8", ErrorCode::shape_mismatch, "2-D weight");
   expect_error("w", "quantize:int4:48", ErrorCode::shape_mismatch, "group size 48 does not divide");
   expect_error("w", "quantize:int4:0", ErrorCode::invalid_argument, "must be positive");
-  expect_error("w", "quantize:gptq:3:32", ErrorCode::unsupported, "2, 4 or 8 bits");
+  expect_error("w", "quantize:gptq:5:32", ErrorCode::unsupported, "2, 3, 4 or 8 bits");
+  expect_error("w", "quantize:gptq:3:32", ErrorCode::shape_mismatch,
+               "out_features 8 is not a multiple of 32");
   expect_error("w", "quantize:awq:8", ErrorCode::unsupported, "awq supports 4 bits");
   expect_error("w", "quantize:gptq:8:64,transpose:0:1", ErrorCode::unsupported,
                "quantize must be the last step");
@@ -106,8 +108,10 @@ TEST_F(QuantizeErrors, HostileCheckpointsAreRefused) {
             (Shape{64, 128}));
   expect(gptq({16, 64}, {2, 8}, {2, 32}, std::nullopt), Scheme::gptq, ErrorCode::shape_mismatch,
          "l.qweight");
+  expect(gptq({16, 64}, {2, 5}, {2, 64}, std::nullopt), Scheme::gptq, ErrorCode::shape_mismatch,
+         "2, 3, 4 or 8 bits");
   expect(gptq({16, 64}, {2, 6}, {2, 64}, std::nullopt), Scheme::gptq, ErrorCode::shape_mismatch,
-         "2, 4 or 8 bits");
+         "16 rows do not hold whole 3-bit values");
   std::string bad_g_idx = i32_bytes(128);
   bad_g_idx[40] = 9;  // element 10 in group 9 of 2
   expect(gptq({16, 64}, {2, 8}, {2, 64}, bad_g_idx), Scheme::gptq, ErrorCode::shape_mismatch,

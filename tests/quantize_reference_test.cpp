@@ -65,26 +65,50 @@ def gptq_params(group, bits):   # per (row, group); zero from the f32 scale, q f
     q = torch.where(sh[..., None] == 0, z[..., None].expand_as(tg), affine(tg, sh[..., None], z[..., None], maxq))
     return q.reshape(O, I).to(torch.int64).numpy(), sh, z
 
+def pack3(src, dst, put):    # AutoGPTQ's 3-bit loop: 32 values in 3 words, two straddle words
+    i = w = 0
+    while w < dst:
+        for j in range(i, i + 10): put(w, src(j) << (3 * (j - i)))
+        i += 10; put(w, src(i) << 30); w += 1
+        put(w, (src(i) >> 2) & 1); i += 1
+        for j in range(i, i + 10): put(w, src(j) << (3 * (j - i) + 1))
+        i += 10; put(w, src(i) << 31); w += 1
+        put(w, (src(i) >> 1) & 0x3); i += 1
+        for j in range(i, i + 10): put(w, src(j) << (3 * (j - i) + 2))
+        i += 10; w += 1
+
 def gptq_pack(bits, group, g_idx=None):   # AutoGPTQ QuantLinear.pack, transposed layout
     q, sh, z = gptq_params(group, bits)
     intweight = q.T.astype(np.uint32)                  # [in, out]
     pw = 32 // bits
     qweight = np.zeros((I * bits // 32, O), dtype=np.uint32)
+    zeros = ((z.T.numpy().astype(np.int64) - 1) & (2 ** bits - 1)).astype(np.uint32)   # v1: zero - 1
+    qzeros = np.zeros((I // group, O * bits // 32), dtype=np.uint32)
+    if bits == 3:
+        def put_w(row, v): qweight[row] |= v
+        def put_z(col, v): qzeros[:, col] |= v
+        pack3(lambda j: intweight[j], qweight.shape[0], put_w)
+        pack3(lambda j: zeros[:, j], qzeros.shape[1], put_z)
+        return qweight, qzeros, sh.T.contiguous().half().numpy()
     i = row = 0
     while row < qweight.shape[0]:
         for j in range(i, i + pw): qweight[row] |= intweight[j] << (bits * (j - i))
         i += pw; row += 1
-    zeros = ((z.T.numpy().astype(np.int64) - 1) & (2 ** bits - 1)).astype(np.uint32)   # v1: zero - 1
-    qzeros = np.zeros((I // group, O * bits // 32), dtype=np.uint32)
     i = col = 0
     while col < qzeros.shape[1]:
         for j in range(i, i + pw): qzeros[:, col] |= zeros[:, j] << (bits * (j - i))
         i += pw; col += 1
     return qweight, qzeros, sh.T.contiguous().half().numpy()
 
-for bits in (2, 4, 8):
+for bits in (2, 3, 4, 8):
     qw, qz, sc = gptq_pack(bits, 64)
     save(f"gptq{bits}_qweight", qw); save(f"gptq{bits}_qzeros", qz); save(f"gptq{bits}_scales", sc)
+
+# The dense values (q - zero) * scale of the 3-bit checkpoint written below.
+q3, sh3, z3 = gptq_params(64, 3)
+gi = np.arange(I) // 64
+dense3 = (q3.astype(np.float32) - z3.numpy()[:, gi]) * sh3.numpy()[:, gi]
+save("gptq3_dense", dense3.astype(np.float32))
 
 AWQ_ORDER = [0, 2, 4, 6, 1, 3, 5, 7]
 def awq_pack(group, zero_point):          # AutoAWQ pseudo_quantize_tensor + WQLinear_GEMM pack
@@ -177,6 +201,10 @@ safetensors(out + "/gptq.safetensors", {
     "layer.qweight": ("I32", qweight.view(np.int32)), "layer.qzeros": ("I32", qzeros.view(np.int32)),
     "layer.scales": ("F16", scales), "layer.g_idx": ("I32", g_idx)})
 save("gptq_dense", dense.T.astype(np.float32))
+qw, qz, sc = gptq_pack(3, 64)
+safetensors(out + "/gptq3.safetensors", {
+    "layer.qweight": ("I32", qw.view(np.int32)), "layer.qzeros": ("I32", qz.view(np.int32)),
+    "layer.scales": ("F16", sc)})
 
 qw, qz, sc = awq_pack(64, True)
 nib = np.array([AWQ_ORDER.index(k) for k in range(8)], dtype=np.uint32)   # AutoAWQ's reverse order
@@ -273,7 +301,7 @@ TEST_F(QuantizeReference, Fp8MatchesTheSpecTable) {
 }
 
 TEST_F(QuantizeReference, GptqPackingMatchesAutoGptq) {
-  for (int bits : {2, 4, 8}) {
+  for (int bits : {2, 3, 4, 8}) {
     auto q = quantize(fmt::format("quantize:gptq:{}:64", bits));
     const std::string tag = fmt::format("gptq{}_", bits);
     EXPECT_EQ(q->shape(), (Shape{256 * bits / 32, 64}));
@@ -289,18 +317,10 @@ TEST_F(QuantizeReference, GptqPackingMatchesAutoGptq) {
 }
 
 TEST_F(QuantizeReference, AwqPackingMatchesAutoAwq) {
-  auto zp = quantize("quantize:awq:4:zp");  // group_size 128 by default: use a config for 64
-  EXPECT_EQ(zp->parts().at("scales")->shape(), (Shape{2, 64}));
+  auto default_group = quantize("quantize:awq:4:zp");  // group size 128 when not given
+  EXPECT_EQ(default_group->parts().at("scales")->shape(), (Shape{2, 64}));
   for (bool zero_point : {true, false}) {
-    QuantizeConfig c{.scheme = QuantizeConfig::Scheme::awq,
-                     .group_size = 64,
-                     .bits = 4,
-                     .zero_point = zero_point};
-    WeightSource source = WeightSource::file(dir_->path() / "w.bin");
-    source.format = WeightFormat::raw();
-    source.raw_layout = RawLayout{DType::f32, {64, 256}, 0};
-    auto q = loader_->load_tensor(
-        TensorSpec{.name = "data", .source = source, .transformations = {Quantize{c}}});
+    auto q = quantize(zero_point ? "quantize:awq:4:64:zp" : "quantize:awq:4:64");
     const std::string tag = zero_point ? "awq_zp_" : "awq_sym_";
     EXPECT_EQ(q->shape(), (Shape{256, 8}));
     EXPECT_EQ(part(*q, "qweight"), file_digest(tag + "qweight")) << tag;
@@ -327,6 +347,13 @@ TEST_F(QuantizeReference, DequantizesReferenceCheckpoints) {
                                   .dtype = DType::f32});
   EXPECT_EQ(gptq->shape(), (Shape{64, 256}));
   expect_same_floats(*gptq, floats("gptq_dense"));
+  auto gptq3 =
+      load_dequantized(*loader_, {.source = WeightSource::file(dir_->path() / "gptq3.safetensors"),
+                                  .base = "layer",
+                                  .scheme = Scheme::gptq,
+                                  .dtype = DType::f32});
+  EXPECT_EQ(gptq3->shape(), (Shape{64, 256}));
+  expect_same_floats(*gptq3, floats("gptq3_dense"));
   auto awq =
       load_dequantized(*loader_, {.source = WeightSource::file(dir_->path() / "awq.safetensors"),
                                   .base = "layer",

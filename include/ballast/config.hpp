@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +31,13 @@ enum class ReadMode : uint8_t { automatic, mmap, read, io_uring, direct };
 
 std::string_view read_mode_name(ReadMode mode);
 
+// How far one download into a cache has got (see WeightLoaderConfig::on_download_progress).
+struct DownloadProgress {
+  std::string source;  // the redacted URL or hf:// name
+  uint64_t bytes_done = 0;
+  uint64_t bytes_total = 0;
+};
+
 struct WeightLoaderConfig {
   // Remote sources (docs/remote.md). With caching off, remote reads fetch only the byte ranges
   // a request needs; with it on, whole files are downloaded once into the cache.
@@ -46,6 +54,8 @@ struct WeightLoaderConfig {
   // CA certificates for TLS; empty: $BALLAST_CA_BUNDLE, $CURL_CA_BUNDLE or the system's.
   std::filesystem::path ca_bundle;
   bool verify_tls = true;
+  // Called from download threads as downloads into a cache proceed (preload, `ballast fetch`).
+  std::function<void(const DownloadProgress&)> on_download_progress;
 
   ReadMode read_mode = ReadMode::automatic;
   int num_threads = 0;    // worker threads; 0 = hardware concurrency

@@ -62,7 +62,8 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
     if (!options.remote)
       throw Error(ErrorCode::unsupported, "this loader has no remote access",
                   {.source = cp->description_});
-    RemoteShards remote = resolve_remote_shards(source, options.remote, options.limits, options.read_mode);
+    RemoteShards remote =
+        resolve_remote_shards(source, options.remote, options.limits, options.read_mode);
     cp->weight_map_ = std::move(remote.weight_map);
     cp->index_metadata_ = std::move(remote.metadata);
     for (auto& location : remote.shards) cp->add_shard(std::move(location));
@@ -76,6 +77,9 @@ void Checkpoint::parse_shard(Shard& shard) {
   ctx.raw_layout = raw_layout_;
   ctx.verify_checksums = options_.verify_checksums;
   ShardInput input = shard.location.open();
+  if (options_.shards_in_memory && input.path.empty() && !input.bytes->mapping())
+    input.bytes =
+        make_memory_source(input.bytes->read(0, input.bytes->size()), input.bytes->name());
   ctx.source = std::move(input.bytes);
   ctx.open_sibling = std::move(input.siblings);
   shard.path = std::move(input.path);

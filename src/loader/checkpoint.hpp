@@ -28,6 +28,9 @@ struct CheckpointOptions {
   Limits limits;
   bool verify_checksums = true;
   std::shared_ptr<const RemoteContext> remote;  // for URL, Hub and S3 sources
+  // Read every shard that is neither a local file nor mappable (a remote object read by
+  // ranges) whole into memory when it is opened: preload with caching off.
+  bool shards_in_memory = false;
 };
 
 // Where one shard's bytes come from, opened when the shard is first parsed.

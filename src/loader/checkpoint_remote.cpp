@@ -2,7 +2,9 @@
 #include "loader/checkpoint_remote.hpp"
 
 #include "ballast/error.hpp"
+#include "io/file_source.hpp"
 #include "loader/checkpoint_files.hpp"
+#include "remote/cached_url.hpp"
 #include "remote/hub_client.hpp"
 #include "remote/remote_context.hpp"
 #include "remote/url.hpp"
@@ -10,28 +12,45 @@
 namespace ballast {
 namespace {
 
+// With caching on, the object is downloaded into the object cache and read from there;
+// with it off, it is read by ranges.
 ShardLocation url_shard(std::shared_ptr<const RemoteContext> remote, std::string url,
-                        HttpHeaders headers) {
+                        HttpHeaders headers, ReadMode read_mode) {
   std::string name = redact_url(url);
-  return {std::move(name),
-          [remote = std::move(remote), url = std::move(url), headers = std::move(headers)] {
+  return {std::move(name), [remote = std::move(remote), url = std::move(url),
+                            headers = std::move(headers), read_mode] {
+            if (remote->caching) return open_cached_url(remote, url, headers, read_mode);
             return ShardInput{
                 open_url(*remote, url, headers), make_url_opener(remote, url, headers), {}};
           }};
 }
 
+// The index's bytes: from the object cache with caching on (so a cached checkpoint loads with
+// the server gone), else one GET.
+std::vector<std::byte> read_index(const RemoteContext& remote, const UrlSource& source,
+                                  const Limits& limits) {
+  if (!remote.caching)
+    return http_get_small(*remote.http, make_http_target(source.url, source.headers),
+                          limits.max_header_bytes);
+  CachedObject object = fetch_cached_url(remote, source.url, source.headers);
+  auto file = open_file_source(object.path, {.allow_mmap = false});
+  if (file->size() > limits.max_header_bytes)
+    throw Error(ErrorCode::limit_exceeded, "the shard index is larger than max_header_bytes",
+                {.source = redact_url(source.url)});
+  return file->read(0, file->size());
+}
+
 RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteContext> remote,
-                         const Limits& limits) {
+                         const Limits& limits, ReadMode read_mode) {
   RemoteShards out;
   if (!url_path(source.url).ends_with(".index.json")) {
-    out.shards.push_back(url_shard(std::move(remote), source.url, source.headers));
+    out.shards.push_back(url_shard(std::move(remote), source.url, source.headers, read_mode));
     return out;
   }
-  auto bytes = http_get_small(*remote->http, make_http_target(source.url, source.headers),
-                              limits.max_header_bytes);
-  ShardIndex index = parse_shard_index(bytes, redact_url(source.url));
+  ShardIndex index = parse_shard_index(read_index(*remote, source, limits), redact_url(source.url));
   for (const auto& name : index.shards)
-    out.shards.push_back(url_shard(remote, resolve_relative_url(source.url, name), source.headers));
+    out.shards.push_back(
+        url_shard(remote, resolve_relative_url(source.url, name), source.headers, read_mode));
   out.weight_map = std::move(index.weight_map);
   out.metadata = std::move(index.metadata);
   return out;
@@ -87,7 +106,7 @@ RemoteShards resolve_remote_shards(const WeightSource& source,
                                    std::shared_ptr<const RemoteContext> remote,
                                    const Limits& limits, ReadMode read_mode) {
   if (const auto* url = std::get_if<UrlSource>(&source.location))
-    return resolve_url(*url, std::move(remote), limits);
+    return resolve_url(*url, std::move(remote), limits, read_mode);
   if (const auto* hub = std::get_if<HuggingFaceSource>(&source.location))
     return resolve_hub(*hub, std::move(remote), limits, read_mode);
   throw Error(ErrorCode::unsupported, "this source kind is not supported by this build yet",

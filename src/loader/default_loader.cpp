@@ -214,13 +214,27 @@ class DefaultLoader final : public WeightLoader {
                                         .remote = remote_});
     std::lock_guard lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.first;
+    insert_locked(key, cp);
+    return cp;
+  }
+
+  // Keeps `cp` as the checkpoint of `key`, replacing any earlier one.
+  void remember(const std::string& key, std::shared_ptr<Checkpoint> cp) {
+    std::lock_guard lock(cache_mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      lru_.erase(it->second.second);
+      cache_.erase(it);
+    }
+    insert_locked(key, std::move(cp));
+  }
+
+  void insert_locked(const std::string& key, std::shared_ptr<Checkpoint> cp) {
     lru_.push_front(key);
-    cache_.emplace(key, std::make_pair(cp, lru_.begin()));
+    cache_.emplace(key, std::make_pair(std::move(cp), lru_.begin()));
     if (cache_.size() > kCheckpointCacheEntries) {
       cache_.erase(lru_.back());
       lru_.pop_back();
     }
-    return cp;
   }
 
   TensorFactory& factory_for(Device device, const std::string& tensor) {
@@ -339,8 +353,23 @@ class DefaultLoader final : public WeightLoader {
     }
   }
 
-  // Parses every shard and asks the kernel to read the files ahead into the page cache.
+  // Local files: parses every shard and asks the kernel to read the files ahead into the page
+  // cache. Remote sources: with caching on, opening each shard downloads it into the cache;
+  // with caching off, every shard is read whole into memory, and the loader keeps that
+  // checkpoint for later loads of the source.
   void preload_now(const WeightSource& source) {
+    const bool remote = !std::holds_alternative<FileSource>(source.location) &&
+                        !std::holds_alternative<MemorySource>(source.location);
+    if (remote && !config_.enable_caching) {
+      auto cp = Checkpoint::open(source, {.read_mode = config_.read_mode,
+                                          .limits = config_.limits,
+                                          .verify_checksums = config_.enable_integrity_checks,
+                                          .remote = remote_,
+                                          .shards_in_memory = true});
+      cp->entries();
+      remember(cache_key(source), cp);
+      return;
+    }
     auto cp = checkpoint(source);
     cp->entries();
     for (const auto& path : cp->files()) {

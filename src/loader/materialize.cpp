@@ -10,6 +10,7 @@
 
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "loader/strided_gather.hpp"
 #include "transform/cast.hpp"
 #include "transform/quantize/quantize.hpp"
 #include "util/checked.hpp"
@@ -45,67 +46,6 @@ void byteswap_elements(std::byte* data, size_t n, DType dtype) {
   if (unit <= 1) return;
   for (size_t i = 0; i < n; ++i) std::reverse(data + i * unit, data + (i + 1) * unit);
 }
-
-// Copies logical elements [first, first + count) of a view into dst, in row-major order.
-class Gatherer {
- public:
-  Gatherer(const View& view, const std::byte* memory) : view_(view), memory_(memory) {
-    element_size_ = dtype_element_size(view.dtype);
-  }
-
-  void gather(uint64_t first, uint64_t count, std::byte* dst) const {
-    if (count == 0) return;
-    if (view_.is_contiguous()) {
-      uint64_t bytes_before = *dtype_bytes_for(view_.dtype, first);
-      uint64_t bytes = *dtype_bytes_for(view_.dtype, count);
-      copy_bytes(view_.offset + bytes_before, bytes, dst);
-      return;
-    }
-    // Walk a multi-index; the innermost dimension moves in runs.
-    const size_t rank = view_.shape.size();
-    std::vector<int64_t> index(rank, 0);
-    uint64_t rest = first;
-    for (size_t d = rank; d-- > 0;) {
-      index[d] = static_cast<int64_t>(rest % static_cast<uint64_t>(view_.shape[d]));
-      rest /= static_cast<uint64_t>(view_.shape[d]);
-    }
-    const int64_t inner = view_.shape[rank - 1];
-    const int64_t inner_stride = view_.strides[rank - 1];
-    uint64_t done = 0;
-    while (done < count) {
-      int64_t element = 0;
-      for (size_t d = 0; d < rank; ++d) element += index[d] * view_.strides[d];
-      uint64_t run =
-          std::min<uint64_t>(count - done, static_cast<uint64_t>(inner - index[rank - 1]));
-      const uint64_t src = view_.offset + static_cast<uint64_t>(element) * element_size_;
-      if (inner_stride == 1) {
-        copy_bytes(src, run * element_size_, dst + done * element_size_);
-      } else {
-        for (uint64_t i = 0; i < run; ++i)
-          copy_bytes(src + i * static_cast<uint64_t>(inner_stride) * element_size_, element_size_,
-                     dst + (done + i) * element_size_);
-      }
-      done += run;
-      index[rank - 1] += static_cast<int64_t>(run);
-      for (size_t d = rank - 1; d > 0 && index[d] == view_.shape[d]; --d) {
-        index[d] = 0;
-        ++index[d - 1];
-      }
-    }
-  }
-
- private:
-  void copy_bytes(uint64_t offset, uint64_t n, std::byte* dst) const {
-    if (memory_ != nullptr)
-      std::memcpy(dst, memory_ + offset, n);
-    else
-      view_.data->read_at(offset, std::span<std::byte>(dst, n));
-  }
-
-  const View& view_;
-  const std::byte* memory_;  // the whole source in memory, or null to read through the source
-  uint64_t element_size_;
-};
 
 // Applies the value steps to one block, ping-ponging between two scratch buffers.
 class StepRunner {
@@ -193,7 +133,7 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
       local.offset = 0;
     }
   }
-  Gatherer gatherer(local, memory);
+  StridedGather gatherer(local, memory);
 
   if (plan.steps.empty()) {
     if (!memory && view.is_contiguous())
@@ -203,13 +143,14 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
     if (swap) byteswap_elements(out, numel, view.dtype);
   } else {
     // Pieces of a few blocks run in parallel, each with its own scratch.
-    const uint64_t piece = kBlockElements * kBlocksPerPiece;
+    const uint64_t block = gatherer.block_elements(kBlockElements);
+    const uint64_t piece = block * kBlocksPerPiece;
     parallel_for(options.io.pool, options.io.helpers, (numel + piece - 1) / piece, [&](size_t p) {
       const uint64_t begin = p * piece, end = std::min(numel, begin + piece);
-      std::vector<std::byte> stored(*dtype_bytes_for(view.dtype, kBlockElements));
+      std::vector<std::byte> stored(*dtype_bytes_for(view.dtype, block));
       StepRunner runner(plan);
-      for (uint64_t first = begin; first < end; first += kBlockElements) {
-        const uint64_t count = std::min(kBlockElements, end - first);
+      for (uint64_t first = begin; first < end; first += block) {
+        const uint64_t count = std::min(block, end - first);
         gatherer.gather(first, count, stored.data());
         if (swap) byteswap_elements(stored.data(), count, view.dtype);
         runner.run(stored.data(), count, out + *dtype_bytes_for(plan.out_dtype, first));

@@ -1,64 +1,16 @@
 // The Hub cache layout, locking and atomic commits (see hub_cache.hpp).
 #include "remote/hub_cache.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
-#include <random>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
-#include "remote/sha256.hpp"
+#include "remote/cache_files.hpp"
 
 namespace ballast {
-namespace {
-
 namespace fs = std::filesystem;
-
-// An open file descriptor closed on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-[[noreturn]] void fail_io(std::string_view what, const fs::path& path) {
-  throw Error(ErrorCode::io, fmt::format("{}: {}", what, std::strerror(errno)),
-              {.source = path.string()});
-}
-
-std::string unique_suffix() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  return fmt::format(".{}.{:x}.tmp", ::getpid(), random());
-}
-
-// Writes `text` to `path` through a temporary file and a rename.
-void write_atomically(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  const fs::path temp = path.string() + unique_suffix();
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) fail_io("cannot write", temp);
-  }
-  fs::rename(temp, path);
-}
-
-}  // namespace
 
 bool is_commit_hash(std::string_view revision) {
   if (revision.size() != 40) return false;
@@ -104,7 +56,7 @@ void HubRepoCache::link(const std::string& commit, const std::string& path,
   for (size_t slashes = std::count(path.begin(), path.end(), '/'); slashes > 0; --slashes)
     target /= "..";
   target = target / "blobs" / etag;
-  const fs::path temp = link_path.string() + unique_suffix();
+  const fs::path temp = temporary_path_beside(link_path);
   fs::create_symlink(target, temp);
   fs::rename(temp, link_path);
 }
@@ -112,7 +64,8 @@ void HubRepoCache::link(const std::string& commit, const std::string& path,
 fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
                              const std::string& etag, uint64_t size,
                              const std::optional<std::string>& sha256,
-                             const std::function<void(const ByteSink&)>& fetch) const {
+                             const std::function<void(const ByteSink&)>& fetch,
+                             const std::function<void(uint64_t)>& progress) const {
   const fs::path blobs = root_ / "blobs";
   fs::create_directories(blobs);
   const fs::path blob = blobs / etag;
@@ -120,49 +73,10 @@ fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
   const fs::path locks = root_.parent_path() / ".locks" / root_.filename();
   fs::create_directories(locks);
   const fs::path lock_path = locks / (etag + ".lock");
-  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (lock.get() < 0) fail_io("cannot open the cache lock", lock_path);
-  while (::flock(lock.get(), LOCK_EX) != 0)
-    if (errno != EINTR) fail_io("cannot lock the cache", lock_path);
-
+  auto lock = lock_file(lock_path, /*exclusive=*/true);
   std::error_code ec;
-  if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != size) {
-    const fs::path incomplete = blobs / (etag + ".incomplete");
-    try {
-      Fd out(::open(incomplete.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-      if (out.get() < 0) fail_io("cannot create", incomplete);
-      Sha256 hash;
-      uint64_t written = 0;
-      fetch([&](std::span<const std::byte> bytes) {
-        if (written + bytes.size() > size)
-          throw Error(ErrorCode::integrity, "the download is longer than its stated size",
-                      {.source = path});
-        for (size_t done = 0; done < bytes.size();) {
-          ssize_t n = ::write(out.get(), bytes.data() + done, bytes.size() - done);
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) fail_io("cannot write", incomplete);
-          done += static_cast<size_t>(n);
-        }
-        if (sha256) hash.update(bytes);
-        written += bytes.size();
-      });
-      if (written != size)
-        throw Error(ErrorCode::integrity,
-                    fmt::format("the download has {} bytes, the Hub says {}", written, size),
-                    {.source = path});
-      if (sha256) {
-        std::string actual = hash.hex();
-        if (actual != *sha256)
-          throw Error(ErrorCode::integrity, "the download's sha256 differs from the Hub's",
-                      {.source = path, .expected = *sha256, .actual = actual});
-      }
-      if (::fsync(out.get()) != 0) fail_io("cannot sync", incomplete);
-    } catch (...) {
-      fs::remove(incomplete, ec);  // never leave a partial file behind
-      throw;
-    }
-    fs::rename(incomplete, blob);
-  }
+  if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != size)
+    download_into(blob, size, sha256, path, fetch, progress);
   link(commit, path, etag);
   return root_ / "snapshots" / commit / path;
 }

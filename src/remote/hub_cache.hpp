@@ -37,11 +37,12 @@ class HubRepoCache {
   // Makes sure blobs/<etag> holds the file (downloading it with `fetch` unless present) and
   // that snapshots/<commit>/<path> links to it; returns the snapshot path. `fetch` streams
   // the whole file; `sha256` (lowercase hex), when given, must match or the download is
-  // deleted and Error(integrity) thrown.
+  // deleted and Error(integrity) thrown. `progress` hears the bytes downloaded so far.
   std::filesystem::path store(const std::string& commit, const std::string& path,
                               const std::string& etag, uint64_t size,
                               const std::optional<std::string>& sha256,
-                              const std::function<void(const ByteSink&)>& fetch) const;
+                              const std::function<void(const ByteSink&)>& fetch,
+                              const std::function<void(uint64_t)>& progress = {}) const;
 
  private:
   void link(const std::string& commit, const std::string& path, const std::string& etag) const;

@@ -131,9 +131,15 @@ std::filesystem::path HubClient::download(const std::string& revision,
   const HttpTarget target = make_http_target(url(info.commit, path), auth_headers());
   HttpObjectInfo object{.size = info.size};
   try {
-    return cache_.store(info.commit, path, info.etag, info.size, sha256, [&](const ByteSink& sink) {
-      http_stream(*remote_->http, target, object, 0, info.size, sink, nullptr);
-    });
+    std::function<void(uint64_t)> progress;
+    if (remote_->progress)
+      progress = [&](uint64_t done) { remote_->progress({where, done, info.size}); };
+    return cache_.store(
+        info.commit, path, info.etag, info.size, sha256,
+        [&](const ByteSink& sink) {
+          http_stream(*remote_->http, target, object, 0, info.size, sink, nullptr);
+        },
+        progress);
   } catch (Error& e) {
     e.with_source(where);
     throw;

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "ballast/byte_source.hpp"
 #include "ballast/config.hpp"
 #include "ballast/parser.hpp"
 #include "remote/http_byte_source.hpp"
+#include "remote/object_cache.hpp"
 
 namespace ballast {
 
@@ -20,6 +22,8 @@ struct RemoteContext {
   bool integrity_checks = true;
   std::filesystem::path cache_dir;  // ballast's own cache (URL and S3 objects)
   uint64_t max_cache_size = 0;
+  std::shared_ptr<const ObjectCache> objects;             // in cache_dir, bounded by max_cache_size
+  std::function<void(const DownloadProgress&)> progress;  // may be empty
 };
 
 std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config);

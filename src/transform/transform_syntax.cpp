@@ -126,11 +126,19 @@ class StepParser {
         c.desc_act = true;
       }
     } else if (scheme == "awq") {
-      expect_count(3, 4);
+      expect_count(3, 5);
       c.scheme = QuantizeConfig::Scheme::awq;
       c.bits = parse_number<int>(parts_[2]);
-      c.zero_point = parts_.size() == 4;
-      if (parts_.size() == 4 && parts_[3] != "zp") fail("the optional awq flag is zp");
+      c.zero_point = false;
+      size_t next = 3;
+      if (next < parts_.size() && parts_[next] != "zp")
+        c.group_size = parse_number<int>(parts_[next++]);
+      if (next < parts_.size()) {
+        if (parts_[next] != "zp") fail("the optional awq flag is zp");
+        c.zero_point = true;
+        ++next;
+      }
+      if (next != parts_.size()) fail("awq is quantize:awq:BITS[:GROUP][:zp]");
     } else {
       fail("quantize scheme is int8, int4, fp8, gptq or awq");
     }
@@ -169,7 +177,7 @@ struct ToText {
         return fmt::format("quantize:gptq:{}:{}{}", c.bits, c.group_size,
                            c.desc_act ? ":desc_act" : "");
       case QuantizeConfig::Scheme::awq:
-        return fmt::format("quantize:awq:{}{}", c.bits, c.zero_point ? ":zp" : "");
+        return fmt::format("quantize:awq:{}:{}{}", c.bits, c.group_size, c.zero_point ? ":zp" : "");
     }
     return "quantize";
   }

@@ -65,6 +65,16 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
       ->check(CLI::IsMember({"auto", "mmap", "read", "io_uring", "direct"}));
   command.add_option("--threads", options.threads, "worker threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
+  command.add_flag("--no-cache", options.no_cache,
+                   "remote sources: read only the byte ranges needed, download nothing");
+  command.add_option("--cache-dir", options.cache_dir,
+                     "remote sources: the URL/S3 object cache (default $BALLAST_CACHE or "
+                     "~/.cache/ballast; the Hub uses HF_HUB_CACHE)");
+  command.add_option("--connections", options.connections,
+                     "remote sources: concurrent ranged GETs of one large read (default 8)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--max-cache-size", options.max_cache_size,
+                     "remote sources: evict least recently used objects beyond this many bytes");
 }
 
 WeightSource parse_source(const SourceOptions& options) {
@@ -102,6 +112,10 @@ WeightSource parse_source(const SourceOptions& options) {
 WeightLoaderConfig loader_config(const SourceOptions& options) {
   WeightLoaderConfig config;
   config.num_threads = options.threads;
+  config.enable_caching = !options.no_cache;
+  config.cache_dir = options.cache_dir;
+  config.max_cache_size = options.max_cache_size;
+  config.max_concurrent_downloads = options.connections;
   config.read_mode = ReadMode::automatic;
   for (ReadMode mode : {ReadMode::mmap, ReadMode::read, ReadMode::io_uring, ReadMode::direct})
     if (options.mode == read_mode_name(mode)) config.read_mode = mode;

@@ -21,6 +21,10 @@ struct SourceOptions {
   uint64_t offset = 0;  // with --format raw
   std::string mode = "auto";
   int threads = 0;
+  bool no_cache = false;        // remote sources: read by ranges, download nothing
+  std::string cache_dir;        // remote sources: ballast's object cache (URL, S3)
+  uint64_t max_cache_size = 0;  // bytes; 0 = unbounded
+  int connections = 8;          // remote sources: concurrent ranges of one large read
 };
 
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option);

@@ -1,5 +1,5 @@
-// The `ballast` command-line tool: inspect, hash, load and convert checkpoints. Exit status 0 on
-// success, 1 on an error (one line `ballast: error: ...` on stderr), 2 on a usage error.
+// The `ballast` command-line tool: inspect, hash, load, convert and fetch checkpoints. Exit status
+// 0 on success, 1 on an error (one line `ballast: error: ...` on stderr), 2 on a usage error.
 #include <cstdio>
 #include <exception>
 
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   remember(ballast::cli::add_hash_command(app));
   remember(ballast::cli::add_load_command(app));
   remember(ballast::cli::add_convert_command(app));
+  remember(ballast::cli::add_fetch_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

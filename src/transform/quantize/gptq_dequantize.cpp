@@ -1,5 +1,5 @@
 // Dequantization of GPTQ checkpoints (layout in gptq_quantize.hpp). Bits and group size follow
-// from the shapes: bits = 32 * qzeros columns / out, in = qweight rows * 32 / bits,
+// from the shapes: bits = 32 * qzeros columns / out (2, 3, 4 or 8), in = qweight rows * 32 / bits,
 // group = in / scales rows. Zero points are stored minus one (v1), so zero = (field + 1) & maxq;
 // g_idx, when present, gives each input element's group. x[o, i] = (q - zero) * scale.
 #include <cstdint>
@@ -22,10 +22,12 @@ DenseWeight dequantize_gptq(const NamedParts& parts) {
   const int64_t zero_words = qzeros.shape()[1];
   const bool bits_ok = (zero_words * 32) % out == 0;
   const int bits = bits_ok ? static_cast<int>(zero_words * 32 / out) : 0;
-  require_shape(bits_ok && (bits == 2 || bits == 4 || bits == 8) && qzeros.shape()[0] == groups,
-                qzeros, "expected [groups, out * bits / 32] with 2, 4 or 8 bits");
-  const int per_word = values_per_word(bits);
-  const int64_t in = qweight.shape()[0] * per_word;
+  require_shape(
+      bits_ok && (bits == 2 || bits == 3 || bits == 4 || bits == 8) && qzeros.shape()[0] == groups,
+      qzeros, "expected [groups, out * bits / 32] with 2, 3, 4 or 8 bits");
+  require_shape((qweight.shape()[0] * 32) % bits == 0, qweight,
+                fmt::format("{} rows do not hold whole {}-bit values", qweight.shape()[0], bits));
+  const int64_t in = qweight.shape()[0] * 32 / bits;
   require_shape(in % groups == 0, scales_part,
                 fmt::format("groups do not divide in_features {}", in));
   std::vector<int64_t> group_of(static_cast<size_t>(in));
@@ -48,10 +50,8 @@ DenseWeight dequantize_gptq(const NamedParts& parts) {
   for (int64_t i = 0; i < in; ++i) {
     const int64_t g = group_of[i];
     for (int64_t o = 0; o < out; ++o) {
-      const uint32_t q =
-          get_field(words[(i / per_word) * out + o], static_cast<int>(i % per_word), bits);
-      const uint32_t stored =
-          get_field(zero_bits[g * zero_words + o / per_word], static_cast<int>(o % per_word), bits);
+      const uint32_t q = get_streamed(&words[o], out, i, bits);
+      const uint32_t stored = get_streamed(&zero_bits[g * zero_words], 1, o, bits);
       const float zero = static_cast<float>((stored + 1) & maxq);
       result.values[static_cast<size_t>(o * in + i)] =
           (static_cast<float>(q) - zero) * scales[static_cast<size_t>(g * out + o)];

@@ -23,21 +23,22 @@ void require_group(int group, int64_t extent, const char* dim_name) {
 void require_multiple(int64_t extent, int64_t unit, const char* dim_name, int bits) {
   if (extent % unit != 0)
     throw Error(ErrorCode::shape_mismatch,
-                fmt::format("{} {} is not a multiple of {} (the values per 32-bit word at {} bits)",
+                fmt::format("{} {} is not a multiple of {} (the values that fill whole 32-bit "
+                            "words at {} bits)",
                             dim_name, extent, unit, bits));
 }
 
 std::vector<PartLayout> gptq_layout(const QuantizeConfig& c, WeightDims d) {
-  if (c.bits != 2 && c.bits != 4 && c.bits != 8)
+  if (c.bits != 2 && c.bits != 3 && c.bits != 4 && c.bits != 8)
     throw Error(ErrorCode::unsupported,
-                fmt::format("gptq supports 2, 4 or 8 bits, got {}", c.bits));
-  const int64_t per_word = values_per_word(c.bits);
+                fmt::format("gptq supports 2, 3, 4 or 8 bits, got {}", c.bits));
+  const int64_t unit = values_per_whole_words(c.bits);
   require_group(c.group_size, d.in, "in_features");
-  require_multiple(d.in, per_word, "in_features", c.bits);
-  require_multiple(d.out, per_word, "out_features", c.bits);
+  require_multiple(d.in, unit, "in_features", c.bits);
+  require_multiple(d.out, unit, "out_features", c.bits);
   const int64_t groups = d.in / c.group_size;
-  std::vector<PartLayout> parts = {{"qweight", DType::i32, {d.in / per_word, d.out}},
-                                   {"qzeros", DType::i32, {groups, d.out / per_word}},
+  std::vector<PartLayout> parts = {{"qweight", DType::i32, {d.in * c.bits / 32, d.out}},
+                                   {"qzeros", DType::i32, {groups, d.out * c.bits / 32}},
                                    {"scales", DType::f16, {groups, d.out}}};
   if (c.desc_act) parts.push_back({"g_idx", DType::i32, {d.in}});
   return parts;

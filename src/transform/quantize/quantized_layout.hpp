@@ -4,6 +4,7 @@
 // their outputs. Layouts are documented in docs/transforms.md.
 #pragma once
 
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,8 @@ struct PartLayout {
 // Error(invalid_argument) for a non-positive group size or a bad fp8 dtype.
 std::vector<PartLayout> quantized_layout(const QuantizeConfig& config, const Shape& shape);
 
-// Elements packed into one int32 word by GPTQ / AWQ at `bits` per value.
-inline int values_per_word(int bits) { return 32 / bits; }
+// The fewest values that fill whole int32 words at `bits` per value (8 at 4 bits, 32 at 3 bits):
+// a packed dimension must be a multiple of it.
+inline int values_per_whole_words(int bits) { return 32 / std::gcd(bits, 32); }
 
 }  // namespace ballast

@@ -1,0 +1,148 @@
+// The URL / S3 object cache (see object_cache.hpp).
+#include "remote/object_cache.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ballast/error.hpp"
+#include "remote/cache_files.hpp"
+#include "remote/sha256.hpp"
+
+namespace ballast {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The largest record file read back; anything bigger is not one of ours.
+constexpr uintmax_t kMaxRecordBytes = 64 * 1024;
+
+struct Paths {
+  fs::path blob, record, lock;
+};
+
+Paths paths_for(const fs::path& folder, const std::string& key) {
+  Sha256 hash;
+  hash.update(std::as_bytes(std::span(key)));
+  const std::string name = hash.hex();
+  return {folder / (name + ".blob"), folder / (name + ".json"), folder / (name + ".lock")};
+}
+
+struct Record {
+  std::string etag;
+  uint64_t size = 0;
+};
+
+std::optional<Record> read_record(const fs::path& path) {
+  std::error_code ec;
+  const auto bytes = fs::file_size(path, ec);
+  if (ec || bytes > kMaxRecordBytes) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto json = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!json.is_object() || !json.contains("etag") || !json["etag"].is_string() ||
+      !json.contains("size") || !json["size"].is_number_unsigned())
+    return std::nullopt;
+  return Record{json["etag"].get<std::string>(), json["size"].get<uint64_t>()};
+}
+
+// Marks the record as just used (its mtime orders eviction).
+void touch(const fs::path& record) {
+  std::error_code ec;
+  fs::last_write_time(record, fs::file_time_type::clock::now(), ec);
+}
+
+bool blob_matches(const Paths& p, uint64_t size, const std::optional<std::string>& etag) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p.blob, ec) || fs::file_size(p.blob, ec) != size) return false;
+  auto record = read_record(p.record);
+  return record && record->size == size && (!etag || record->etag == *etag);
+}
+
+// A shared lock on the object's lock file, held by the returned lease.
+CacheLease lease_of(const Paths& p) {
+  std::shared_ptr<Fd> lock = lock_file(p.lock, /*exclusive=*/false);
+  return lock;
+}
+
+}  // namespace
+
+ObjectCache::ObjectCache(fs::path cache_dir, uint64_t max_bytes)
+    : folder_(std::move(cache_dir) / "objects"), max_bytes_(max_bytes) {}
+
+CachedObject ObjectCache::fetch(const std::string& key, const std::string& source,
+                                const HttpObjectInfo& info,
+                                const std::function<void(const ByteSink&)>& fetch_bytes,
+                                const std::function<void(uint64_t)>& progress) const {
+  fs::create_directories(folder_);
+  const Paths p = paths_for(folder_, key);
+  {
+    auto lock = lock_file(p.lock, /*exclusive=*/true);
+    if (!blob_matches(p, info.size, info.etag)) {
+      std::error_code ec;
+      fs::remove(p.record, ec);  // the record goes first: a blob without one is never used
+      download_into(p.blob, info.size, std::nullopt, source, fetch_bytes, progress);
+      write_atomically(
+          p.record,
+          nlohmann::json{{"source", source}, {"etag", info.etag}, {"size", info.size}}.dump());
+    }
+    touch(p.record);
+  }
+  CachedObject object{p.blob, lease_of(p)};
+  evict_to_fit();
+  return object;
+}
+
+std::optional<CachedObject> ObjectCache::cached(const std::string& key) const {
+  const Paths p = paths_for(folder_, key);
+  std::error_code ec;
+  if (!fs::exists(p.record, ec)) return std::nullopt;
+  auto lease = lease_of(p);
+  auto record = read_record(p.record);
+  if (!record || !blob_matches(p, record->size, std::nullopt)) return std::nullopt;
+  touch(p.record);
+  return CachedObject{p.blob, std::move(lease)};
+}
+
+void ObjectCache::evict_to_fit() const {
+  if (max_bytes_ == 0) return;
+  struct Entry {
+    fs::file_time_type used;
+    uint64_t size;
+    Paths paths;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(folder_, ec)) {
+    if (item.path().extension() != ".blob") continue;
+    const fs::path stem = item.path().parent_path() / item.path().stem();
+    Paths p{item.path(), stem.string() + ".json", stem.string() + ".lock"};
+    const uint64_t size = fs::file_size(p.blob, ec);
+    if (ec) continue;
+    auto used = fs::last_write_time(p.record, ec);
+    if (ec) used = fs::file_time_type::min();
+    entries.push_back({used, size, std::move(p)});
+    total += size;
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const Entry& e : entries) {
+    if (total <= max_bytes_) break;
+    auto lock = lock_file(e.paths.lock, /*exclusive=*/true, /*try_only=*/true);
+    if (!lock) continue;  // in use (or being downloaded)
+    if (fs::last_write_time(e.paths.record, ec) != e.used && !ec) continue;  // used meanwhile
+    fs::remove(e.paths.record, ec);
+    fs::remove(e.paths.blob, ec);
+    total -= e.size;
+  }
+}
+
+}  // namespace ballast
