@@ -9,11 +9,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace ballast {
+
+// The open local file behind a source, for the read engine's own system calls: byte `offset`
+// of the source is byte `base + offset` of the file.
+struct LocalFile {
+  int fd = -1;         // opened for buffered reads
+  int direct_fd = -1;  // the same file opened with O_DIRECT, or -1 where that failed
+  uint64_t base = 0;
+  uint64_t file_size = 0;
+};
 
 // Memory that stays valid while the region object lives (an mmap, a buffer).
 class MappedRegion {
@@ -30,6 +40,9 @@ class ByteSource {
   virtual void read_at(uint64_t offset, std::span<std::byte> out) const = 0;
   // The whole source as memory, or null when that is impossible or unwise.
   virtual std::shared_ptr<const MappedRegion> mapping() const { return nullptr; }
+  // The local file behind the source, or nullopt (memory, network). `want_direct` opens the
+  // O_DIRECT descriptor on first use. The descriptors live as long as the source.
+  virtual std::optional<LocalFile> local_file(bool /*want_direct*/) const { return std::nullopt; }
   // Path, URL or other description for error messages.
   virtual const std::string& name() const = 0;
 

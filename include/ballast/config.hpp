@@ -17,9 +17,17 @@
 
 namespace ballast {
 
-// How local bytes are read. `automatic` maps page-cacheable local files when a tensor can be
-// returned as a zero-copy view and reads into owned buffers otherwise.
-enum class ReadMode : uint8_t { automatic, mmap, read };
+// How local bytes are read (README "Read modes"). Every mode but `mmap` reads into owned,
+// aligned buffers in concurrent chunks on the loader's threads.
+//  - automatic: a zero-copy view of a mapped file when the tensor needs no transform, the file
+//    is on a local file system and is mostly in the page cache; otherwise chunked pread.
+//  - mmap: map every file (also on network file systems); owned buffers only when a transform
+//    needs them.
+//  - read: chunked pread into owned buffers.
+//  - io_uring: like read, through io_uring (liburing); pread where io_uring is unavailable.
+//  - direct: O_DIRECT through aligned bounce buffers, bypassing the page cache (cold reads),
+//    with io_uring when available; buffered reads where the file system refuses O_DIRECT.
+enum class ReadMode : uint8_t { automatic, mmap, read, io_uring, direct };
 
 std::string_view read_mode_name(ReadMode mode);
 
@@ -51,7 +59,12 @@ struct WeightLoaderConfig {
 
   ReadMode read_mode = ReadMode::automatic;
   int num_threads = 0;    // worker threads; 0 = hardware concurrency
-  size_t alignment = 64;  // alignment of owned tensor buffers (power of two)
+  size_t alignment = 64;  // alignment of owned tensor buffers (power of two, 16..4096)
+  // Reads larger than this are split into chunks loaded concurrently.
+  uint64_t read_chunk_bytes = 16 << 20;
+  // Bounce and staging memory (O_DIRECT buffers, copies of strided views) never exceeds this,
+  // summed over all threads; a strided view larger than its share is read in place instead.
+  uint64_t max_staging_bytes = 64 << 20;
   Limits limits;
   // Allocators per device; the CPU one is always present.
   std::vector<std::shared_ptr<TensorFactory>> factories;

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@
 
 namespace ballast {
 
+// Receives each tensor of a streaming load as it completes: called from a loader thread, one
+// call at a time (no locking needed), in completion order. `name` is the tensor's name.
+using TensorCallback = std::function<void(const std::string& name, TensorRef tensor)>;
+
 class WeightLoader {
  public:
   virtual ~WeightLoader() = default;
@@ -27,15 +32,39 @@ class WeightLoader {
   virtual std::future<TensorRef> load_tensor_async(TensorSpec spec) = 0;
   // Loads concurrently; the result is in the order of `specs`. The first failure is reported.
   virtual std::future<std::vector<TensorRef>> load_tensors_async(std::vector<TensorSpec> specs) = 0;
+  // Loads concurrently and hands each tensor to `on_tensor` as soon as it is ready, so that a
+  // caller can use the first tensors while the rest are in flight, and drop each after use.
+  // The future is ready after the last call. The first failure (of a load or of on_tensor) is
+  // reported; after it no further call is made. The default implementation (for loaders that
+  // do not stream) calls on_tensor in spec order once all tensors are loaded.
+  virtual std::future<void> load_tensors_streaming_async(std::vector<TensorSpec> specs,
+                                                         TensorCallback on_tensor);
   virtual std::future<bool> is_available_async(WeightSource source) = 0;
   virtual std::future<WeightMetadata> get_metadata_async(WeightSource source) = 0;
   // Makes later loads of `source` cheap: opens, parses and (for remote sources) downloads it.
   virtual std::future<void> preload_async(WeightSource source) = 0;
   virtual WeightLoaderCapabilities capabilities() const = 0;
 
+  // Loads every tensor of `source` whose name matches one of the glob `patterns` (fnmatch;
+  // every tensor when empty), each with `transformations`, in one call. Throws
+  // Error(not_found) when patterns are given and no tensor matches. The loader must outlive
+  // the future.
+  std::future<std::map<std::string, TensorRef>> load_checkpoint_async(
+      WeightSource source, std::vector<std::string> patterns = {},
+      std::vector<Transformation> transformations = {});
+
   TensorRef load_tensor(TensorSpec spec) { return load_tensor_async(std::move(spec)).get(); }
   std::vector<TensorRef> load_tensors(std::vector<TensorSpec> specs) {
     return load_tensors_async(std::move(specs)).get();
+  }
+  void load_tensors_streaming(std::vector<TensorSpec> specs, TensorCallback on_tensor) {
+    load_tensors_streaming_async(std::move(specs), std::move(on_tensor)).get();
+  }
+  std::map<std::string, TensorRef> load_checkpoint(
+      WeightSource source, std::vector<std::string> patterns = {},
+      std::vector<Transformation> transformations = {}) {
+    return load_checkpoint_async(std::move(source), std::move(patterns), std::move(transformations))
+        .get();
   }
   bool is_available(WeightSource source) { return is_available_async(std::move(source)).get(); }
   WeightMetadata get_metadata(WeightSource source) {

@@ -8,6 +8,8 @@ std::string_view read_mode_name(ReadMode mode) {
     case ReadMode::automatic: return "auto";
     case ReadMode::mmap: return "mmap";
     case ReadMode::read: return "read";
+    case ReadMode::io_uring: return "io_uring";
+    case ReadMode::direct: return "direct";
   }
   return "unknown";
 }

@@ -52,6 +52,11 @@ class SliceSource final : public ByteSource {
     if (!parent) return nullptr;
     return std::make_shared<SliceRegion>(std::move(parent), offset_, length_);
   }
+  std::optional<LocalFile> local_file(bool want_direct) const override {
+    auto file = parent_->local_file(want_direct);
+    if (file) file->base += offset_;
+    return file;
+  }
   const std::string& name() const override { return name_; }
 
  private:

@@ -1,4 +1,4 @@
-// Local file ByteSource (pread + lazy mmap). See file_source.hpp.
+// Local file ByteSource (pread + lazy mmap + a lazy O_DIRECT descriptor). See file_source.hpp.
 #include "io/file_source.hpp"
 
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -32,27 +33,49 @@ bool is_remote_file_system(int fd) {
   return false;
 }
 
+// True when at least half of the mapped pages are in the page cache, judged from up to 256
+// pages spread evenly over the mapping (a full mincore scan of a large file costs tens of ms).
+bool mostly_resident(void* data, uint64_t size) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t pages = (size + page - 1) / page;
+  const uint64_t samples = std::min<uint64_t>(pages, 256);
+  uint64_t in_cache = 0;
+  for (uint64_t i = 0; i < samples; ++i) {
+    unsigned char resident = 0;
+    auto* at = static_cast<std::byte*>(data) + (i * pages / samples) * page;
+    if (::mincore(at, page, &resident) != 0) return true;  // unknown: keep the mapping
+    in_cache += resident & 1;
+  }
+  return in_cache * 2 >= samples;
+}
+
+// A whole-file mapping; the region starts `skip` bytes in.
 class MmapRegion final : public MappedRegion {
  public:
-  MmapRegion(void* data, uint64_t size) : data_(data), size_(size) {}
+  MmapRegion(void* data, uint64_t size, uint64_t skip = 0)
+      : data_(data), size_(size), skip_(skip) {}
   ~MmapRegion() override {
     if (data_ != nullptr && size_ > 0) sys::calls().munmap(data_, size_);
   }
   MmapRegion(const MmapRegion&) = delete;
   MmapRegion& operator=(const MmapRegion&) = delete;
-  const std::byte* data() const override { return static_cast<const std::byte*>(data_); }
-  uint64_t size() const override { return size_; }
+  const std::byte* data() const override { return static_cast<const std::byte*>(data_) + skip_; }
+  uint64_t size() const override { return size_ - skip_; }
 
  private:
   void* data_;
   uint64_t size_;
+  uint64_t skip_;
 };
 
 class FileByteSource final : public ByteSource {
  public:
-  FileByteSource(int fd, uint64_t size, std::string name, bool allow_mmap)
-      : fd_(fd), size_(size), name_(std::move(name)), allow_mmap_(allow_mmap) {}
-  ~FileByteSource() override { sys::calls().close(fd_); }
+  FileByteSource(int fd, uint64_t size, std::string name, FileOpenOptions options)
+      : fd_(fd), size_(size), name_(std::move(name)), options_(options) {}
+  ~FileByteSource() override {
+    sys::calls().close(fd_);
+    if (direct_fd_ >= 0) sys::calls().close(direct_fd_);
+  }
   FileByteSource(const FileByteSource&) = delete;
   FileByteSource& operator=(const FileByteSource&) = delete;
 
@@ -76,26 +99,49 @@ class FileByteSource final : public ByteSource {
   }
 
   std::shared_ptr<const MappedRegion> mapping() const override {
-    if (!allow_mmap_ || size_ == 0) return nullptr;
+    if (!options_.allow_mmap || size_ == 0) return nullptr;
     std::call_once(map_once_, [this] {
-      if (is_remote_file_system(fd_)) return;
+      if (!options_.map_anywhere && is_remote_file_system(fd_)) return;
       void* p = sys::calls().mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
       if (p == MAP_FAILED) return;  // fall back to pread
-      region_ = std::make_shared<MmapRegion>(p, size_);
+      auto region = std::make_shared<MmapRegion>(p, size_);
+      if (options_.map_anywhere || mostly_resident(p, size_)) region_ = std::move(region);
     });
     return region_;
+  }
+
+  std::optional<LocalFile> local_file(bool want_direct) const override {
+    if (want_direct)
+      std::call_once(direct_once_, [this] {
+        direct_fd_ = sys::calls().open(name_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT, 0);
+      });
+    return LocalFile{.fd = fd_, .direct_fd = direct_fd_, .base = 0, .file_size = size_};
   }
 
  private:
   int fd_;
   uint64_t size_;
   std::string name_;
-  bool allow_mmap_;
+  FileOpenOptions options_;
   mutable std::once_flag map_once_;
   mutable std::shared_ptr<const MappedRegion> region_;
+  mutable std::once_flag direct_once_;
+  mutable int direct_fd_ = -1;
 };
 
 }  // namespace
+
+std::shared_ptr<const MappedRegion> map_local_file(const LocalFile& file) {
+  if (file.file_size == 0 || file.base > file.file_size) return nullptr;
+  void* p = sys::calls().mmap(nullptr, file.file_size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+  if (p == MAP_FAILED) return nullptr;
+  return std::make_shared<MmapRegion>(p, file.file_size, file.base);
+}
+
+FileOpenOptions file_open_options(ReadMode mode) {
+  return {.allow_mmap = mode == ReadMode::automatic || mode == ReadMode::mmap,
+          .map_anywhere = mode == ReadMode::mmap};
+}
 
 std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
                                              FileOpenOptions options) {
@@ -117,8 +163,7 @@ std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
     sys::calls().close(fd);
     throw Error(ErrorCode::invalid_argument, "not a regular file", {.source = name});
   }
-  return std::make_shared<FileByteSource>(fd, static_cast<uint64_t>(st.st_size), name,
-                                          options.allow_mmap);
+  return std::make_shared<FileByteSource>(fd, static_cast<uint64_t>(st.st_size), name, options);
 }
 
 }  // namespace ballast

@@ -1,5 +1,6 @@
-// Local files as ByteSources: positional reads with pread, and an optional read-only mmap of
-// the whole file for zero-copy tensors. The size is fixed when the file is opened; every parser
+// Local files as ByteSources: positional reads with pread, an optional read-only mmap of the
+// whole file for zero-copy tensors, and the descriptors (buffered and O_DIRECT) for the read
+// engine. The size is fixed when the file is opened; every parser
 // checks its ranges against it, so a file shorter than its header claims fails at open instead
 // of raising SIGBUS on first touch.
 #pragma once
@@ -8,17 +9,28 @@
 #include <memory>
 
 #include "ballast/byte_source.hpp"
+#include "ballast/config.hpp"
 
 namespace ballast {
 
 struct FileOpenOptions {
-  bool allow_mmap = true;  // false: mapping() always returns null (read mode)
+  bool allow_mmap = true;     // false: mapping() always returns null (the reading modes)
+  bool map_anywhere = false;  // true: map network and uncached files too (mmap mode)
 };
 
+// What a read mode permits: automatic maps where it pays, mmap everywhere, the others never.
+FileOpenOptions file_open_options(ReadMode mode);
+
 // Opens `path` read-only. Throws Error(not_found) when it does not exist and Error(io) on other
-// failures. With allow_mmap, mapping() maps the file on first use unless it lives on a network
-// or FUSE file system (where mmap is slow or can fault), where it returns null.
+// failures. With allow_mmap, mapping() maps the file on first use; unless map_anywhere, it
+// returns null instead for a file on a network or FUSE file system (where mmap is slow or can
+// fault) and for one mostly absent from the page cache (where a mapping faults page by page
+// and chunked reads are faster).
 std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
                                              FileOpenOptions options = {});
+
+// A read-only mapping of the file bytes from `file.base` to its end, whatever the read mode
+// (for gathering a large strided view without staging a copy); null when mmap fails.
+std::shared_ptr<const MappedRegion> map_local_file(const LocalFile& file);
 
 }  // namespace ballast

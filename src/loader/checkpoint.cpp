@@ -17,8 +17,6 @@
 namespace ballast {
 namespace {
 
-FileOpenOptions file_options(ReadMode mode) { return {.allow_mmap = mode != ReadMode::read}; }
-
 void merge_into(nlohmann::json& into, const std::string& text) {
   auto more = nlohmann::json::parse(text, nullptr, false);
   if (!more.is_object()) return;
@@ -49,7 +47,7 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
     CheckpointFiles files = resolve_checkpoint_files(file->path, options.limits);
     cp->weight_map_ = std::move(files.weight_map);
     cp->index_metadata_ = std::move(files.metadata);
-    const FileOpenOptions opts = file_options(options.read_mode);
+    const FileOpenOptions opts = file_open_options(options.read_mode);
     for (auto& path : files.shards)
       cp->add_shard({path.string(), [path, opts] {
                        auto folder = path.parent_path();

@@ -68,6 +68,13 @@ class DefaultLoader final : public WeightLoader {
       throw Error(
           ErrorCode::invalid_argument,
           fmt::format("alignment must be a power of two in [16, 4096], got {}", config_.alignment));
+    if (config_.read_chunk_bytes == 0)
+      throw Error(ErrorCode::invalid_argument, "read_chunk_bytes must be positive");
+    // Every thread gets at least one 4 KiB page of bounce buffer.
+    if (config_.max_staging_bytes < 4096ull * pool_.size())
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("max_staging_bytes must be at least 4 KiB per thread ({} bytes)",
+                              4096ull * pool_.size()));
   }
 
   std::future<TensorRef> load_tensor_async(TensorSpec spec) override {
@@ -111,6 +118,58 @@ class DefaultLoader final : public WeightLoader {
     return future;
   }
 
+  std::future<void> load_tensors_streaming_async(std::vector<TensorSpec> specs,
+                                                 TensorCallback on_tensor) override {
+    struct Stream {
+      std::vector<TensorSpec> specs;
+      TensorCallback on_tensor;
+      size_t remaining = 0;
+      std::mutex mutex;  // serializes on_tensor and guards the fields below
+      std::exception_ptr error;
+      std::promise<void> promise;
+    };
+    auto stream = std::make_shared<Stream>();
+    stream->specs = std::move(specs);
+    stream->on_tensor = std::move(on_tensor);
+    stream->remaining = stream->specs.size();
+    auto future = stream->promise.get_future();
+    if (stream->specs.empty()) stream->promise.set_value();
+    for (size_t i = 0; i < stream->specs.size(); ++i) {
+      pool_.post([this, stream, i] {
+        auto failed = [&] {
+          std::lock_guard lock(stream->mutex);
+          return stream->error != nullptr;
+        };
+        std::exception_ptr error;
+        TensorRef tensor;
+        if (!failed()) {  // after a failure the remaining loads are skipped
+          try {
+            tensor = load(stream->specs[i]);
+          } catch (...) {
+            error = std::current_exception();
+          }
+        }
+        std::lock_guard lock(stream->mutex);
+        if (tensor && !stream->error) {
+          try {
+            const std::string name = tensor->name();
+            stream->on_tensor(name, std::move(tensor));
+          } catch (...) {
+            error = std::current_exception();
+          }
+        }
+        if (error && !stream->error) stream->error = error;
+        if (--stream->remaining == 0) {
+          if (stream->error)
+            stream->promise.set_exception(stream->error);
+          else
+            stream->promise.set_value();
+        }
+      });
+    }
+    return future;
+  }
+
   std::future<bool> is_available_async(WeightSource source) override {
     return pool_.submit([this, source = std::move(source)] { return available(source); });
   }
@@ -132,7 +191,7 @@ class DefaultLoader final : public WeightLoader {
     for (const auto& f : config_.factories)
       if (f && !f->device().is_host()) caps.devices.push_back(f->device().kind);
     caps.max_tensor_size = config_.limits.max_tensor_bytes;
-    caps.supports_streaming = false;
+    caps.supports_streaming = true;
     caps.supports_concurrent_loading = true;
     caps.limits = config_.limits;
     return caps;
@@ -207,8 +266,15 @@ class DefaultLoader final : public WeightLoader {
         LoadPlan plan = plan_load(entry, spec.transformations);
         check_expectations(spec, plan, name);
         TensorFactory& device_factory = factory_for(spec.device, name);
-        MaterializeOptions options{config_.read_mode, config_.alignment,
-                                   cpu_tensor_factory().get()};
+        MaterializeOptions options{
+            .read_mode = config_.read_mode,
+            .alignment = config_.alignment,
+            .host_factory = cpu_tensor_factory().get(),
+            .io = {.method = io_method_for(config_.read_mode),
+                   .chunk_bytes = config_.read_chunk_bytes,
+                   .staging_bytes_per_thread = config_.max_staging_bytes / pool_.size(),
+                   .pool = &pool_,
+                   .helpers = pool_.size() - 1}};
         if (spec.device.is_host()) options.host_factory = &device_factory;
         auto host = materialize(plan, name, options);
         if (spec.device.is_host()) return host;

@@ -3,21 +3,26 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "io/file_source.hpp"
 #include "loader/strided_gather.hpp"
 #include "transform/cast.hpp"
 #include "transform/quantize/quantize.hpp"
 #include "util/checked.hpp"
+#include "util/parallel_for.hpp"
 
 namespace ballast {
 namespace {
 
 // Elements per value-step block: a multiple of every dtype block size (2, 4, 32, 256).
 constexpr uint64_t kBlockElements = 64 * 1024;
+// Blocks per parallel piece of a tensor with value steps.
+constexpr uint64_t kBlocksPerPiece = 16;
 
 class MappedFileStorage final : public Storage {
  public:
@@ -91,7 +96,8 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
   const View& view = plan.view;
   const bool swap = view.byte_order == ByteOrder::big && dtype_element_size(view.dtype) > 1;
   std::shared_ptr<const MappedRegion> region;
-  if (options.read_mode != ReadMode::read) region = view.data->mapping();
+  if (options.read_mode == ReadMode::automatic || options.read_mode == ReadMode::mmap)
+    region = view.data->mapping();
 
   if (region && plan.steps.empty() && !swap && view.is_contiguous() && plan.out_nbytes > 0 &&
       aligned_for(reinterpret_cast<uintptr_t>(region->data()) + view.offset, view.dtype))
@@ -105,34 +111,51 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
   std::byte* out = storage->data();
   const uint64_t numel = view.numel();
 
-  // Strided views read through the mapping, or through one staged copy of the bytes they span.
+  // Strided views read through the mapping, or through one staged copy of the bytes they span
+  // when it fits this thread's staging share, or else through a temporary mapping of the local
+  // file; only a large strided view of a network source is staged beyond the share.
   const std::byte* memory = region ? region->data() : nullptr;
-  std::vector<std::byte> staged;
+  std::unique_ptr<std::byte[]> staged;
   View local = view;
   if (!memory && !view.is_contiguous() && numel > 0) {
     uint64_t last = 0;
     for (size_t d = 0; d < view.shape.size(); ++d)
       last += static_cast<uint64_t>(view.shape[d] - 1) * static_cast<uint64_t>(view.strides[d]);
     const uint64_t span = (last + 1) * dtype_element_size(view.dtype);
-    staged = view.data->read(view.offset, span);
-    memory = staged.data();
-    local.offset = 0;
+    auto file = view.data->local_file(false);
+    if (span > options.io.staging_bytes_per_thread && file) region = map_local_file(*file);
+    if (region) {
+      memory = region->data();
+    } else {
+      staged = std::make_unique_for_overwrite<std::byte[]>(span);
+      read_into(*view.data, view.offset, {staged.get(), span}, options.io);
+      memory = staged.get();
+      local.offset = 0;
+    }
   }
   StridedGather gatherer(local, memory);
 
   if (plan.steps.empty()) {
-    gatherer.gather(0, numel, out);
+    if (!memory && view.is_contiguous())
+      read_into(*view.data, view.offset, {out, plan.out_nbytes}, options.io);
+    else
+      gatherer.gather(0, numel, out);
     if (swap) byteswap_elements(out, numel, view.dtype);
   } else {
+    // Pieces of a few blocks run in parallel, each with its own scratch.
     const uint64_t block = gatherer.block_elements(kBlockElements);
-    std::vector<std::byte> stored(*dtype_bytes_for(view.dtype, block));
-    StepRunner runner(plan);
-    for (uint64_t first = 0; first < numel; first += block) {
-      const uint64_t count = std::min(block, numel - first);
-      gatherer.gather(first, count, stored.data());
-      if (swap) byteswap_elements(stored.data(), count, view.dtype);
-      runner.run(stored.data(), count, out + *dtype_bytes_for(plan.out_dtype, first));
-    }
+    const uint64_t piece = block * kBlocksPerPiece;
+    parallel_for(options.io.pool, options.io.helpers, (numel + piece - 1) / piece, [&](size_t p) {
+      const uint64_t begin = p * piece, end = std::min(numel, begin + piece);
+      std::vector<std::byte> stored(*dtype_bytes_for(view.dtype, block));
+      StepRunner runner(plan);
+      for (uint64_t first = begin; first < end; first += block) {
+        const uint64_t count = std::min(block, end - first);
+        gatherer.gather(first, count, stored.data());
+        if (swap) byteswap_elements(stored.data(), count, view.dtype);
+        runner.run(stored.data(), count, out + *dtype_bytes_for(plan.out_dtype, first));
+      }
+    });
   }
   return std::make_shared<Tensor>(name, plan.out_dtype, plan.out_shape, storage, 0,
                                   plan.out_nbytes);

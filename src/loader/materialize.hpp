@@ -11,6 +11,7 @@
 
 #include "ballast/config.hpp"
 #include "ballast/tensor.hpp"
+#include "io/read_engine.hpp"
 #include "transform/plan.hpp"
 
 namespace ballast {
@@ -19,6 +20,9 @@ struct MaterializeOptions {
   ReadMode read_mode = ReadMode::automatic;
   size_t alignment = 64;
   TensorFactory* host_factory = nullptr;  // allocates owned host buffers
+  // How owned bytes are read: chunking, I/O method, helpers and this thread's staging share
+  // (a strided view's staged copy, O_DIRECT bounce buffers).
+  ReadEngineOptions io;
 };
 
 std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,

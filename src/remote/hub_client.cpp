@@ -173,7 +173,7 @@ ShardLocation HubClient::shard(const std::string& revision, const std::string& p
             };
             if (self->remote_->caching || self->settings_.offline) {
               auto file = self->download(revision, path);
-              return ShardInput{open_file_source(file, {.allow_mmap = read_mode != ReadMode::read}),
+              return ShardInput{open_file_source(file, file_open_options(read_mode)),
                                 siblings, file};
             }
             auto bytes =

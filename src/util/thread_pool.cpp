@@ -26,6 +26,14 @@ void ThreadPool::post(std::function<void()> task) {
   ready_.notify_one();
 }
 
+void ThreadPool::post_front(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_front(std::move(task));
+  }
+  ready_.notify_one();
+}
+
 void ThreadPool::work() {
   for (;;) {
     std::function<void()> task;

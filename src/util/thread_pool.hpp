@@ -21,6 +21,8 @@ class ThreadPool {
 
   unsigned size() const { return static_cast<unsigned>(workers_.size()); }
   void post(std::function<void()> task);
+  // Runs `task` before every queued one (helpers for work that is already running).
+  void post_front(std::function<void()> task);
 
   template <typename F>
   auto submit(F&& f) -> std::future<decltype(f())> {

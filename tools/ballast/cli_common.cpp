@@ -61,8 +61,8 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
     command.add_option("--dtype", options.dtype, "with --format raw: the stored dtype");
   command.add_option("--shape", options.shape, "with --format raw: the shape, e.g. 4,5,6");
   command.add_option("--offset", options.offset, "with --format raw: bytes to skip");
-  command.add_option("--mode", options.mode, "read mode: auto, mmap or read")
-      ->check(CLI::IsMember({"auto", "mmap", "read"}));
+  command.add_option("--mode", options.mode, "read mode: auto, mmap, read, io_uring or direct")
+      ->check(CLI::IsMember({"auto", "mmap", "read", "io_uring", "direct"}));
   command.add_option("--threads", options.threads, "worker threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
   command.add_flag("--no-cache", options.no_cache,
@@ -131,9 +131,9 @@ WeightLoaderConfig loader_config(const SourceOptions& options) {
   config.cache_dir = options.cache_dir;
   config.max_cache_size = options.max_cache_size;
   config.max_concurrent_downloads = options.connections;
-  config.read_mode = options.mode == "mmap"   ? ReadMode::mmap
-                     : options.mode == "read" ? ReadMode::read
-                                              : ReadMode::automatic;
+  config.read_mode = ReadMode::automatic;
+  for (ReadMode mode : {ReadMode::mmap, ReadMode::read, ReadMode::io_uring, ReadMode::direct})
+    if (options.mode == read_mode_name(mode)) config.read_mode = mode;
   return config;
 }
 

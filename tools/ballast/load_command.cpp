@@ -1,8 +1,9 @@
-// `ballast load SOURCE [--mode auto|mmap|read] [--threads N] [--dtype D] [--transform LIST]
-// [--json]`: loads every tensor and
+// `ballast load SOURCE [--mode auto|mmap|read|io_uring|direct] [--threads N] [--dtype D]
+// [--transform LIST] [--no-touch] [--json]`: loads every tensor and
 // reports bytes, seconds, GB/s and peak memory. Zero-copy (mapped) tensors have every page
-// touched, so the figure includes bringing the bytes into memory, as a real load would. Bytes
-// are those of the output: every part of a quantized bundle.
+// touched, so the figure includes bringing the bytes into memory, as a real load would (unless
+// --no-touch, which times opening and mapping alone). Bytes are those of the output: every
+// part of a quantized bundle.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ struct LoadOptions {
   std::vector<std::string> tensors;
   std::string transform;
   bool json = false;
+  bool no_touch = false;
 };
 
 // Reads one byte of every page of a mapped tensor, so the load includes the page faults.
@@ -76,7 +78,7 @@ void run(const LoadOptions& options) {
       bytes += t.nbytes();
       if (t.is_zero_copy()) {
         zero_copy += t.nbytes();
-        checksum += touch_pages(t);
+        if (!options.no_touch) checksum += touch_pages(t);
       }
     }
     if (progress) draw_progress(loaded.size(), pending.size(), bytes);
@@ -119,6 +121,8 @@ Runner add_load_command(CLI::App& app) {
   cmd->add_option("--transform", options->transform,
                   "comma-separated steps applied to every tensor");
   cmd->add_flag("--json", options->json, "print one JSON object");
+  cmd->add_flag("--no-touch", options->no_touch,
+                "do not touch the pages of mapped tensors (times opening and mapping alone)");
   return [options] { run(*options); };
 }
 

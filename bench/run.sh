@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The benchmark (README "Benchmark"): builds what it needs, writes its inputs into a cache
+# folder when missing, then measures ballast and its baselines and peers, interleaved, and
+# writes results.json and results.md. Not part of the test run.
+#   bash bench/run.sh [--reps N] [--quick]
+# Environment: BALLAST_BENCH_CACHE (inputs; default ~/.cache/ballast-bench), BALLAST_BUILD
+# (build folder with the ballast binary; default build/release), BALLAST_BENCH_OUT (results;
+# default the cache folder).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${BALLAST_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ballast-bench}
+build=${BALLAST_BUILD:-$root/build/release}
+out=${BALLAST_BENCH_OUT:-$cache}
+mkdir -p "$cache" "$out"
+
+if [[ ! -x $build/tools/ballast ]]; then
+  [[ -d $build ]] || cmake --preset release -S "$root"
+  cmake --build "$build" -j2 --target ballast_cli
+fi
+baseline=$cache/read_baseline
+if [[ ! -x $baseline || $root/bench/read_baseline.cpp -nt $baseline ]]; then
+  c++ -O2 -std=c++20 -o "$baseline" "$root/bench/read_baseline.cpp"
+fi
+/usr/bin/python3 "$root/bench/make_inputs.py" "$cache"
+exec /usr/bin/python3 "$root/bench/measure.py" --cache "$cache" --ballast "$build/tools/ballast" \
+  --baseline "$baseline" --out "$out" "$@"

@@ -1,0 +1,52 @@
+// The read engine (see read_engine.hpp).
+#include "io/read_engine.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "io/file_reads.hpp"
+#include "util/checked.hpp"
+#include "util/parallel_for.hpp"
+
+namespace ballast {
+
+IoMethod io_method_for(ReadMode mode) {
+  switch (mode) {
+    case ReadMode::io_uring: return IoMethod::io_uring;
+    case ReadMode::direct: return IoMethod::direct;
+    default: return IoMethod::pread;
+  }
+}
+
+void read_into(const ByteSource& source, uint64_t offset, std::span<std::byte> out,
+               const ReadEngineOptions& options) {
+  if (!range_inside(offset, out.size(), source.size()))
+    throw Error(
+        ErrorCode::invalid_format,
+        fmt::format("read of {} bytes past the end of a {}-byte source", out.size(), source.size()),
+        {.source = source.name(), .offset = offset});
+  if (out.empty()) return;
+  const auto file = source.local_file(options.method == IoMethod::direct);
+  if (!file && !source.mapping()) {
+    source.read_at(offset, out);
+    return;
+  }
+  const bool direct = file && options.method == IoMethod::direct && file->direct_fd >= 0;
+  const bool uring = file && options.method != IoMethod::pread;
+  const uint64_t chunk = std::max<uint64_t>(options.chunk_bytes, 1);
+  const uint64_t chunks = (out.size() + chunk - 1) / chunk;
+  parallel_for(options.pool, options.helpers, chunks, [&](size_t i) {
+    const uint64_t at = i * chunk;
+    auto part = out.subspan(at, std::min<uint64_t>(chunk, out.size() - at));
+    if (direct)
+      read_direct(*file, offset + at, part, options.staging_bytes_per_thread, true, source.name());
+    else if (uring)
+      read_buffered(*file, offset + at, part, true, source.name());
+    else
+      source.read_at(offset + at, part);
+  });
+}
+
+}  // namespace ballast
