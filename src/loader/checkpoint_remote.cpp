@@ -29,7 +29,7 @@ RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteCo
   }
   auto bytes = http_get_small(*remote->http, make_http_target(source.url, source.headers),
                               limits.max_header_bytes);
-  ShardIndex index = parse_shard_index(bytes, redact_url(source.url));
+  ShardIndex index = parse_shard_index(bytes, redact_url(source.url), limits);
   for (const auto& name : index.shards)
     out.shards.push_back(url_shard(remote, resolve_relative_url(source.url, name), source.headers));
   out.weight_map = std::move(index.weight_map);
@@ -70,7 +70,7 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
     return out;
   }
   auto bytes = hub->read_small(revision, path, limits.max_header_bytes);
-  ShardIndex index = parse_shard_index(bytes, hub->describe(revision, path));
+  ShardIndex index = parse_shard_index(bytes, hub->describe(revision, path), limits);
   const std::string folder =
       path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
   for (const auto& name : index.shards)
