@@ -1,6 +1,10 @@
 # Runs one libFuzzer target for SECONDS over a fresh working corpus WORK seeded from SEEDS
 # (read-only folders), failing on any crash, leak, timeout or sanitizer report; the input that
-# failed is left in WORK as crash-*, leak-* or timeout-*.
+# failed is left in WORK as crash-*, leak-* or timeout-*. $BALLAST_FUZZ_SECONDS, when set,
+# overrides SECONDS (scripts/fuzz.sh).
+if(DEFINED ENV{BALLAST_FUZZ_SECONDS})
+  set(SECONDS $ENV{BALLAST_FUZZ_SECONDS})
+endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(COMMAND ${FUZZER} -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048

@@ -4,6 +4,9 @@
 // that changes while read, and a redirect to another port that must not carry Authorization.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <thread>
+
 #include "ballast/ballast.hpp"
 #include "support/process.hpp"
 #include "support/safetensors_writer.hpp"
@@ -111,6 +114,44 @@ TEST_F(FaultServer, TooManyFailuresAreANetworkError) {
 TEST_F(FaultServer, StalledServerTimesOutWithANetworkError) {
   EXPECT_EQ(error_of(WeightSource::url(url("stall/m.safetensors")), config(0, 1)),
             ErrorCode::network);
+}
+
+// Entries in /proc/self/<what> ("task": threads, "fd": open files).
+size_t count_entries(const char* what) {
+  const std::filesystem::path dir = std::filesystem::path("/proc/self") / what;
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir),
+                                           std::filesystem::directory_iterator()));
+}
+
+// Waits (bounded, generously) for the process to be back to `threads` threads.
+size_t threads_after_settling(size_t threads) {
+  for (int i = 0; i < 300 && count_entries("task") > threads; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return count_entries("task");
+}
+
+TEST_F(FaultServer, CancelledLoadsLeaveNoThreadsOrFiles) {
+  // Loads against a stalled server with a short timeout: some awaited, some abandoned (the
+  // future dropped unread), then the loader destroyed with transfers in flight. Afterwards the
+  // process has its threads and descriptors back; LeakSanitizer (asan preset) checks memory.
+  const size_t threads = count_entries("task"), fds = count_entries("fd");
+  const auto stalled = WeightSource::url(url("stall/m.safetensors"));
+  {
+    auto loader = create_weight_loader(config(0, 1));
+    auto awaited = loader->load_tensor_async({.name = "a", .source = stalled});
+    for (int i = 0; i < 4; ++i) (void)loader->load_tensor_async({.name = "b", .source = stalled});
+    (void)loader->get_metadata_async(stalled);
+    try {
+      awaited.get();
+      ADD_FAILURE() << "a stalled server gave a tensor";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::network) << e.what();
+    }
+    (void)loader->load_tensors_async(
+        {{.name = "a", .source = stalled}, {.name = "b", .source = stalled}});
+  }  // destroyed with the last requests still waiting on the server
+  EXPECT_EQ(threads_after_settling(threads), threads);
+  EXPECT_EQ(count_entries("fd"), fds);
 }
 
 TEST_F(FaultServer, FlippedBytesWithRightLengthsAreDeliveredAsSent) {

@@ -98,8 +98,14 @@ class FileByteSource final : public ByteSource {
                   {.source = name_, .offset = offset});
   }
 
+  // Re-checks the size on every call: a file truncated since it was opened is never mapped
+  // and never hands out new views (the caller falls back to pread, which reports the
+  // truncation as Error(io)). Views handed out before the truncation can still fault.
   std::shared_ptr<const MappedRegion> mapping() const override {
     if (!options_.allow_mmap || size_ == 0) return nullptr;
+    struct stat st {};
+    if (sys::calls().fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) < size_)
+      return nullptr;
     std::call_once(map_once_, [this] {
       if (!options_.map_anywhere && is_remote_file_system(fd_)) return;
       void* p = sys::calls().mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);

@@ -25,7 +25,7 @@ CheckpointFiles read_index(const fs::path& index_path, const Limits& limits) {
     throw Error(ErrorCode::limit_exceeded, "shard index is larger than max_header_bytes",
                 {.source = index_path.string()});
   auto bytes = source->read(0, source->size());
-  ShardIndex index = parse_shard_index(bytes, index_path.string());
+  ShardIndex index = parse_shard_index(bytes, index_path.string(), limits);
   const fs::path folder = index_path.parent_path().empty() ? "." : index_path.parent_path();
   CheckpointFiles files;
   for (const auto& name : index.shards) files.shards.push_back(resolve_inside(folder, name));
@@ -99,11 +99,21 @@ CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
 
 }  // namespace
 
-ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string& where) {
+ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string& where,
+                             const Limits& limits) {
+  // Bounded nesting: serializing "metadata" recurses once per level.
+  auto guard = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (static_cast<uint32_t>(depth) > limits.max_json_depth)
+      throw Error(ErrorCode::limit_exceeded,
+                  fmt::format("shard index nests deeper than {} levels, the max_json_depth limit",
+                              limits.max_json_depth),
+                  {.source = where});
+    return true;
+  };
   nlohmann::json index;
   try {
     const char* text = reinterpret_cast<const char*>(bytes.data());
-    index = nlohmann::json::parse(text, text + bytes.size());
+    index = nlohmann::json::parse(text, text + bytes.size(), guard);
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorCode::invalid_format, fmt::format("shard index is not JSON: {}", e.what()),
                 {.source = where});

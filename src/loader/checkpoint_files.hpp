@@ -25,8 +25,10 @@ struct ShardIndex {
   std::string metadata = "{}";
 };
 
-// Parses the bytes of a shard index; `where` names it in errors.
-ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string& where);
+// Parses the bytes of a shard index; `where` names it in errors. Nesting deeper than
+// limits.max_json_depth is Error(limit_exceeded).
+ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string& where,
+                             const Limits& limits);
 
 // Resolves a local path: a folder, a shard index, or a single file.
 CheckpointFiles resolve_checkpoint_files(const std::filesystem::path& path, const Limits& limits);

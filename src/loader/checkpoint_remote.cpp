@@ -50,7 +50,8 @@ RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteCo
     out.shards.push_back(url_shard(std::move(remote), source.url, source.headers, read_mode));
     return out;
   }
-  ShardIndex index = parse_shard_index(read_index(*remote, source, limits), redact_url(source.url));
+  ShardIndex index =
+      parse_shard_index(read_index(*remote, source, limits), redact_url(source.url), limits);
   for (const auto& name : index.shards)
     out.shards.push_back(
         url_shard(remote, resolve_relative_url(source.url, name), source.headers, read_mode));
@@ -101,7 +102,7 @@ RemoteShards resolve_s3(const S3Source& source, std::shared_ptr<const RemoteCont
   }
   const HttpTarget index_target = s3_target(*settings, source.bucket, source.key);
   auto bytes = http_get_small(*remote->http, index_target, limits.max_header_bytes);
-  ShardIndex index = parse_shard_index(bytes, index_target.name);
+  ShardIndex index = parse_shard_index(bytes, index_target.name, limits);
   for (const auto& name : index.shards)
     out.shards.push_back(s3_shard(
         remote, settings, source.bucket,
@@ -144,7 +145,7 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
     return out;
   }
   auto bytes = hub->read_small(revision, path, limits.max_header_bytes);
-  ShardIndex index = parse_shard_index(bytes, hub->describe(revision, path));
+  ShardIndex index = parse_shard_index(bytes, hub->describe(revision, path), limits);
   const std::string folder =
       path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
   for (const auto& name : index.shards)

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "remote/http_parse.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
@@ -37,14 +38,6 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
-
 // Per-transfer state the libcurl callbacks see.
 struct Transfer {
   const HttpRequest* request;
@@ -62,16 +55,11 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   std::string_view line(data, size * count);
   if (line.starts_with("HTTP/")) {  // a new response (after a redirect or a 100 Continue)
     t->result.response.headers.clear();
-    size_t space = line.find(' ');
-    t->result.response.status = space == std::string_view::npos
-                                    ? 0
-                                    : std::atol(std::string(line.substr(space + 1)).c_str());
+    t->result.response.status = parse_http_status_line(line);
     return size * count;
   }
-  size_t colon = line.find(':');
-  if (colon != std::string_view::npos)
-    t->result.response.headers[lowercase(trim(line.substr(0, colon)))] =
-        std::string(trim(line.substr(colon + 1)));
+  if (auto header = parse_http_header_line(line))
+    t->result.response.headers[std::move(header->first)] = std::move(header->second);
   return size * count;
 }
 

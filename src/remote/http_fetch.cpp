@@ -1,55 +1,17 @@
 // Retried, checked HTTP operations (see http_fetch.hpp).
 #include "remote/http_fetch.hpp"
 
-#include <charconv>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "remote/http_parse.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
 namespace {
-
-std::optional<uint64_t> parse_u64(std::string_view text) {
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return v;
-}
-
-struct ContentRange {
-  uint64_t first = 0, last = 0;
-  std::optional<uint64_t> total;  // nullopt for "*"
-};
-
-// "bytes FIRST-LAST/TOTAL" (TOTAL may be "*"), or "bytes */TOTAL" with first > last.
-std::optional<ContentRange> parse_content_range(std::string_view text) {
-  if (!text.starts_with("bytes ")) return std::nullopt;
-  text.remove_prefix(6);
-  size_t slash = text.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  ContentRange r;
-  std::string_view total = text.substr(slash + 1);
-  if (total != "*") {
-    r.total = parse_u64(total);
-    if (!r.total) return std::nullopt;
-  }
-  std::string_view span = text.substr(0, slash);
-  if (span == "*") {
-    r.first = 1;
-    return r;
-  }
-  size_t dash = span.find('-');
-  if (dash == std::string_view::npos) return std::nullopt;
-  auto first = parse_u64(span.substr(0, dash)), last = parse_u64(span.substr(dash + 1));
-  if (!first || !last || *first > *last) return std::nullopt;
-  r.first = *first;
-  r.last = *last;
-  return r;
-}
 
 void wait_before_retry(const HttpClient& client, const HttpResult& result, int retry) {
   std::optional<double> after;
@@ -93,7 +55,7 @@ HttpObjectInfo stat_by_get(HttpClient& client, const HttpTarget& target) {
   }
   if (r.response.status == 200) {
     const std::string* length = r.response.header("content-length");
-    auto size = length ? parse_u64(*length) : std::nullopt;
+    auto size = length ? parse_http_u64(*length) : std::nullopt;
     if (!size)
       throw Error(ErrorCode::network, "the server states no size (no Content-Length or Range)",
                   {.source = target.name});
@@ -122,7 +84,7 @@ HttpObjectInfo http_stat(HttpClient& client, const HttpTarget& target) {
   const long status = r.response.status;
   if (ok_status(r)) {
     const std::string* length = r.response.header("content-length");
-    if (auto size = length ? parse_u64(*length) : std::nullopt) {
+    if (auto size = length ? parse_http_u64(*length) : std::nullopt) {
       HttpObjectInfo info;
       info.size = *size;
       info.headers = r.response.headers;
@@ -182,7 +144,7 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
       // -Wmaybe-uninitialized on an optional read inside fmt::format here.
       constexpr uint64_t kNoLength = ~uint64_t{0};
       const uint64_t body_length =
-          length_header ? parse_u64(*length_header).value_or(kNoLength) : kNoLength;
+          length_header ? parse_http_u64(*length_header).value_or(kNoLength) : kNoLength;
       if (response.status == 206) {
         const std::string* range = response.header("content-range");
         auto parsed = range ? parse_content_range(*range) : std::nullopt;

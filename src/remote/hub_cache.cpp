@@ -8,6 +8,7 @@
 
 #include "ballast/error.hpp"
 #include "remote/cache_files.hpp"
+#include "remote/url.hpp"
 
 namespace ballast {
 namespace fs = std::filesystem;
@@ -27,7 +28,7 @@ HubRepoCache::HubRepoCache(const fs::path& cache_dir, std::string_view repo_id) 
 
 std::optional<std::string> HubRepoCache::commit_of(const std::string& revision) const {
   if (is_commit_hash(revision)) return revision;
-  std::ifstream in(root_ / "refs" / revision);
+  std::ifstream in(root_ / "refs" / confined_relative_path(revision, root_.string()));
   std::string commit;
   if (!in || !std::getline(in, commit) || !is_commit_hash(commit)) return std::nullopt;
   return commit;
@@ -43,7 +44,8 @@ std::optional<fs::path> HubRepoCache::cached(const std::string& commit,
 
 void HubRepoCache::write_ref(const std::string& revision, const std::string& commit) const {
   if (revision == commit) return;
-  write_atomically(root_ / "refs" / revision, commit);
+  // A branch may hold slashes ("refs/pr/1") but never leave refs/ ("../../x").
+  write_atomically(root_ / "refs" / confined_relative_path(revision, root_.string()), commit);
 }
 
 void HubRepoCache::link(const std::string& commit, const std::string& path,

@@ -26,7 +26,8 @@ class HubRepoCache {
   HubRepoCache(const std::filesystem::path& cache_dir, std::string_view repo_id);
 
   const std::filesystem::path& root() const { return root_; }
-  // The commit `revision` names: itself when it is a commit hash, else refs/<revision>.
+  // The commit `revision` names: itself when it is a commit hash, else refs/<revision>. A
+  // revision that would leave refs/ ("../x", "/x") is Error(invalid_format), here and below.
   std::optional<std::string> commit_of(const std::string& revision) const;
   // snapshots/<commit>/<path> when it is there.
   std::optional<std::filesystem::path> cached(const std::string& commit,
