@@ -112,12 +112,12 @@ TEST(HttpSource, LazyLoadFetchesOnlyTheHeaderAndTheTensor) {
   auto source = WeightSource::url(server().url("files/two.safetensors"));
   auto meta = loader->get_metadata(source);
   EXPECT_EQ(meta.tensors.size(), 2u);
-  const uint64_t after_metadata = server().body_bytes_sent();
+  const uint64_t after_metadata = server().settled_body_bytes();
   EXPECT_LE(after_metadata, header + kProbeBytes);
   auto b = loader->load_tensor(TensorSpec{.name = "b", .source = source});
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(b->bytes().data()), b->nbytes()),
             file.substr(header + (4 << 20)));
-  EXPECT_EQ(server().body_bytes_sent() - after_metadata, uint64_t{4 << 20});
+  EXPECT_EQ(server().settled_body_bytes() - after_metadata, uint64_t{4 << 20});
   for (const auto& r : server().requests())
     if (r.method == "GET") {
       EXPECT_EQ(r.status, 206) << r.range;

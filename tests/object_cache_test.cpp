@@ -88,10 +88,11 @@ TEST_F(ObjectCacheTest, DownloadsOnceThenRevalidatesWithAHead) {
   }
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
   EXPECT_EQ(read_file(blobs(cache_.path())[0]), two_tensor_file(1));
+  server_.settled_body_bytes();
   server_.clear_log();
   auto again = create_weight_loader(config());
   EXPECT_EQ(tensor_bytes(*again->load_tensor(spec(url, "b"))), want);
-  EXPECT_EQ(server_.body_bytes_sent(), 0u);
+  EXPECT_EQ(server_.settled_body_bytes(), 0u);
   for (const auto& r : server_.requests()) EXPECT_EQ(r.method, "HEAD") << r.uri;
 }
 
@@ -192,10 +193,11 @@ TEST_F(ObjectCacheTest, PreloadWithCachingOffHoldsTheObjectInMemory) {
   const std::string url = publish("m.safetensors", 4);
   auto loader = create_weight_loader(config(false));
   loader->preload(WeightSource::url(url));
-  EXPECT_EQ(server_.body_bytes_sent(), two_tensor_file(4).size());
+  EXPECT_EQ(server_.settled_body_bytes(), two_tensor_file(4).size());
+  server_.settled_body_bytes();
   server_.clear_log();
   for (const char* name : {"a", "b"}) loader->load_tensor(spec(url, name));
-  EXPECT_EQ(server_.body_bytes_sent(), 0u);
+  EXPECT_EQ(server_.settled_body_bytes(), 0u);
   EXPECT_TRUE(server_.requests().empty());
   EXPECT_TRUE(blobs(cache_.path()).empty());
 }
@@ -217,9 +219,10 @@ TEST_F(ObjectCacheTest, PreloadWithCachingOnDownloadsWithProgress) {
   EXPECT_EQ(seen.back().bytes_done, two_tensor_file(5).size());
   EXPECT_EQ(seen.back().bytes_total, two_tensor_file(5).size());
   EXPECT_EQ(seen.back().source, url);
+  server_.settled_body_bytes();
   server_.clear_log();
   loader->load_tensor(spec(url, "b"));
-  EXPECT_EQ(server_.body_bytes_sent(), 0u);
+  EXPECT_EQ(server_.settled_body_bytes(), 0u);
 }
 
 TEST_F(ObjectCacheTest, CliFetchFillsTheCacheWithProgress) {
@@ -231,10 +234,11 @@ TEST_F(ObjectCacheTest, CliFetchFillsTheCacheWithProgress) {
   EXPECT_NE(fetch.err.find("100%"), std::string::npos) << fetch.err;
   EXPECT_NE(fetch.out.find("2 tensors"), std::string::npos) << fetch.out;
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
+  server_.settled_body_bytes();
   server_.clear_log();
   auto hash = run_command(cli_path() + " hash --cache-dir " + dir + " " + shell_quote(url));
   ASSERT_EQ(hash.exit_code, 0) << hash.err;
-  EXPECT_EQ(server_.body_bytes_sent(), 0u);
+  EXPECT_EQ(server_.settled_body_bytes(), 0u);
   auto quiet = run_command(cli_path() + " fetch -q --cache-dir " + dir + " " + shell_quote(url));
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.err, "");

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace ballast::test {
 namespace {
@@ -87,6 +88,17 @@ uint64_t NginxServer::body_bytes_sent() const {
   uint64_t total = 0;
   for (const auto& r : requests()) total += r.body_bytes;
   return total;
+}
+
+uint64_t NginxServer::settled_body_bytes() const {
+  uint64_t last = body_bytes_sent();
+  for (int stable = 0, round = 0; stable < 5 && round < 200; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const uint64_t now = body_bytes_sent();
+    stable = now == last ? stable + 1 : 0;
+    last = now;
+  }
+  return last;
 }
 
 void NginxServer::clear_log() const { std::ofstream(dir_ / "access.log", std::ios::trunc); }

@@ -35,6 +35,9 @@ class NginxServer {
   // Requests logged so far, and the body bytes they sent in total.
   std::vector<NginxRequest> requests() const;
   uint64_t body_bytes_sent() const;
+  // body_bytes_sent() once it has stopped changing: nginx logs a request only after its
+  // response is sent, which can be just after the client has read it.
+  uint64_t settled_body_bytes() const;
   void clear_log() const;
 
  private:
