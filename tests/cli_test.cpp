@@ -25,14 +25,17 @@ class Cli : public testing::Test {
 
 TEST_F(Cli, ExitCodesFollowTheContract) {
   EXPECT_EQ(ballast("--help").exit_code, 0);
-  for (const char* cmd : {"inspect", "hash", "load"}) EXPECT_EQ(ballast(std::string(cmd) + " --help").exit_code, 0);
+  for (const char* cmd : {"inspect", "hash", "load"})
+    EXPECT_EQ(ballast(std::string(cmd) + " --help").exit_code, 0);
   EXPECT_EQ(ballast("").exit_code, 2);
   EXPECT_EQ(ballast("inspect").exit_code, 2);
   EXPECT_EQ(ballast("inspect --bogus " + path_).exit_code, 2);
   EXPECT_EQ(ballast("load --mode fast " + path_).exit_code, 2);
   auto missing = ballast("inspect /nonexistent.safetensors");
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_EQ(missing.err, "ballast: error: not_found: no such file or folder (source: /nonexistent.safetensors)\n");
+  EXPECT_EQ(
+      missing.err,
+      "ballast: error: not_found: no such file or folder (source: /nonexistent.safetensors)\n");
 }
 
 TEST_F(Cli, InspectTableAndJson) {
@@ -46,7 +49,9 @@ TEST_F(Cli, InspectTableAndJson) {
   EXPECT_EQ(json["format"], "safetensors");
   EXPECT_EQ(json["total_size_bytes"], 28);
   ASSERT_EQ(json["tensors"].size(), 3u);
-  EXPECT_EQ(json["tensors"][0], (nlohmann::json{{"name", "layers.0.w"}, {"dtype", "f32"}, {"shape", {2, 2}}, {"nbytes", 16}}));
+  EXPECT_EQ(json["tensors"][0],
+            (nlohmann::json{
+                {"name", "layers.0.w"}, {"dtype", "f32"}, {"shape", {2, 2}}, {"nbytes", 16}}));
   EXPECT_EQ(json["metadata"], (nlohmann::json{{"format", "pt"}}));
 }
 
@@ -56,20 +61,24 @@ TEST_F(Cli, HashSelectsTensorsAndCasts) {
   auto tensors = nlohmann::json::parse(r.out)["tensors"];
   EXPECT_EQ(tensors.size(), 2u);
   EXPECT_EQ(tensors["layers.1.w"]["dtype"], "f16");
-  auto api = create_weight_loader()->load_tensor(
-      TensorSpec{.name = "layers.1.w", .source = WeightSource::file(path_), .transformations = {Cast{DType::f16}}});
+  auto api = create_weight_loader()->load_tensor(TensorSpec{.name = "layers.1.w",
+                                                            .source = WeightSource::file(path_),
+                                                            .transformations = {Cast{DType::f16}}});
   EXPECT_EQ(tensors["layers.1.w"]["sha256"], sha256_hex(*api));
   auto text = ballast("hash --tensor norm " + shell_quote(path_));
   EXPECT_NE(text.out.find("  norm  f32  [1]"), std::string::npos) << text.out;
   EXPECT_EQ(ballast("hash --tensor 'nothing*' " + shell_quote(path_)).exit_code, 1);
   auto transformed = nlohmann::json::parse(
-      ballast("hash --json --tensor layers.0.w --transform transpose:0:1,slice:0:1: " + shell_quote(path_)).out);
+      ballast("hash --json --tensor layers.0.w --transform transpose:0:1,slice:0:1: " +
+              shell_quote(path_))
+          .out);
   EXPECT_EQ(transformed["tensors"]["layers.0.w"]["shape"], (Shape{1, 2}));
 }
 
 TEST_F(Cli, LoadReportsEveryMode) {
   for (const char* mode : {"auto", "mmap", "read"}) {
-    auto r = ballast(std::string("load --json --threads 2 --mode ") + mode + " " + shell_quote(path_));
+    auto r =
+        ballast(std::string("load --json --threads 2 --mode ") + mode + " " + shell_quote(path_));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.err.empty()) << "no progress bar when not on a terminal: " << r.err;
     auto report = nlohmann::json::parse(r.out);

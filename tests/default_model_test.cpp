@@ -8,7 +8,8 @@
 namespace ballast::test {
 namespace {
 
-const std::filesystem::path kModel = std::filesystem::path(BALLAST_SOURCE_DIR) / "models/tiny-llama";
+const std::filesystem::path kModel =
+    std::filesystem::path(BALLAST_SOURCE_DIR) / "models/tiny-llama";
 
 TEST(DefaultModel, ScriptReproducesTheBundledFile) {
   BALLAST_REQUIRE_PYTHON("numpy");
@@ -26,7 +27,8 @@ TEST(DefaultModel, LoadsAsALlamaCheckpoint) {
   EXPECT_EQ(meta.tensors.at("model.embed_tokens.weight").shape, (Shape{1024, 256}));
   EXPECT_EQ(meta.tensors.at("model.layers.1.self_attn.k_proj.weight").dtype, DType::bf16);
   std::vector<TensorSpec> specs;
-  for (const auto& [name, info] : meta.tensors) specs.push_back({.name = name, .source = WeightSource::file(kModel)});
+  for (const auto& [name, info] : meta.tensors)
+    specs.push_back({.name = name, .source = WeightSource::file(kModel)});
   uint64_t bytes = 0;
   for (const auto& t : loader->load_tensors(specs)) bytes += t->nbytes();
   EXPECT_EQ(bytes, meta.total_size_bytes);

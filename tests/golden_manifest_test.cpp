@@ -73,7 +73,8 @@ class GoldenFile : public testing::TestWithParam<std::string> {
 
 // Manifest metadata values may summarise long arrays as {"len", "first", "sha256"}.
 void expect_metadata_value(const std::string& key, const json& expected, const json& actual) {
-  if (expected.is_object() && expected.contains("len") && expected.contains("sha256") && actual.is_array()) {
+  if (expected.is_object() && expected.contains("len") && expected.contains("sha256") &&
+      actual.is_array()) {
     EXPECT_EQ(actual.size(), expected["len"].get<size_t>()) << key;
     for (size_t i = 0; i < expected["first"].size() && i < actual.size(); ++i)
       EXPECT_EQ(actual[i], expected["first"][i]) << key << "[" << i << "]";
@@ -101,7 +102,8 @@ TEST_P(GoldenFile, ApiGivesManifestTensors) {
   if (entry.contains("skippable"))
     for (auto& [name, why] : entry["skippable"].items()) skippable.insert(name);
   for (const auto& [name, info] : meta.tensors)
-    EXPECT_TRUE(entry["tensors"].contains(name) || skippable.count(name)) << "unexpected tensor " << name;
+    EXPECT_TRUE(entry["tensors"].contains(name) || skippable.count(name))
+        << "unexpected tensor " << name;
   for (auto& [name, want] : entry["tensors"].items()) {
     SCOPED_TRACE(name);
     auto it = meta.tensors.find(name);

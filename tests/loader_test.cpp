@@ -163,7 +163,9 @@ TEST_F(LoaderTest, SingleTensorSourcesNeedNoName) {
   EXPECT_EQ(t->name(), "b");
   auto meta = loader->get_metadata(WeightSource::file(path_, "b"));
   EXPECT_EQ(meta.tensors.size(), 1u);
-  EXPECT_THROW(loader->load_tensor(TensorSpec{.name = "a", .source = WeightSource::file(path_, "b")}), Error);
+  EXPECT_THROW(
+      loader->load_tensor(TensorSpec{.name = "a", .source = WeightSource::file(path_, "b")}),
+      Error);
   try {
     loader->load_tensor(TensorSpec{.source = WeightSource::file(path_)});
     FAIL();
@@ -210,7 +212,8 @@ TEST(ShardedCheckpoint, IndexOpensOnlyTheNeededShard) {
                  "layer0.w": "model-00001-of-00002.safetensors",
                  "layer1.w": "model-00002-of-00002.safetensors"}})");
   auto loader = create_weight_loader();
-  for (auto source : {WeightSource::file(dir / "model.safetensors.index.json"), WeightSource::file(dir.path())}) {
+  for (auto source :
+       {WeightSource::file(dir / "model.safetensors.index.json"), WeightSource::file(dir.path())}) {
     auto t = loader->load_tensor(TensorSpec{.name = "layer0.w", .source = source});
     EXPECT_EQ(values(*t), (std::vector<float>{1, 2}));
     EXPECT_THROW(loader->load_tensor(TensorSpec{.name = "layer1.w", .source = source}), Error);
@@ -222,19 +225,23 @@ TEST(ShardedCheckpoint, MetadataMergesShards) {
   TempDir dir;
   write_file(dir / "a.safetensors", safetensors_file({{"x", "F32", {1}, f32_bytes({1})}}));
   write_file(dir / "b.safetensors", safetensors_file({{"y", "F32", {1}, f32_bytes({2})}}));
-  write_file(dir / "model.safetensors.index.json",
-             R"({"metadata": {"total_size": 8}, "weight_map": {"x": "a.safetensors", "y": "b.safetensors"}})");
-  auto meta = create_weight_loader()->get_metadata(WeightSource::file(dir / "model.safetensors.index.json"));
+  write_file(
+      dir / "model.safetensors.index.json",
+      R"({"metadata": {"total_size": 8}, "weight_map": {"x": "a.safetensors", "y": "b.safetensors"}})");
+  auto meta = create_weight_loader()->get_metadata(
+      WeightSource::file(dir / "model.safetensors.index.json"));
   EXPECT_EQ(meta.tensors.size(), 2u);
   EXPECT_EQ(nlohmann::json::parse(meta.extra)["total_size"], 8);
 }
 
 TEST(ShardedCheckpoint, IndexCannotLeaveItsFolder) {
   TempDir dir;
-  write_file(dir / "m" / "model.safetensors.index.json", R"({"weight_map": {"x": "../outside.safetensors"}})");
+  write_file(dir / "m" / "model.safetensors.index.json",
+             R"({"weight_map": {"x": "../outside.safetensors"}})");
   write_file(dir / "outside.safetensors", safetensors_file({{"x", "F32", {1}, f32_bytes({1})}}));
   try {
-    create_weight_loader()->get_metadata(WeightSource::file(dir / "m" / "model.safetensors.index.json"));
+    create_weight_loader()->get_metadata(
+        WeightSource::file(dir / "m" / "model.safetensors.index.json"));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_format);
@@ -301,8 +308,10 @@ TEST(LoaderRegistry, NamedLoadersAndCapabilities) {
   auto caps = create_weight_loader({}, "two-threads")->capabilities();
   EXPECT_TRUE(caps.supports_concurrent_loading);
   EXPECT_EQ(caps.max_tensor_size, Limits{}.max_tensor_bytes);
-  EXPECT_NE(std::find(caps.formats.begin(), caps.formats.end(), WeightFormat::safetensors()), caps.formats.end());
-  EXPECT_NE(std::find(caps.transformations.begin(), caps.transformations.end(), "cast"), caps.transformations.end());
+  EXPECT_NE(std::find(caps.formats.begin(), caps.formats.end(), WeightFormat::safetensors()),
+            caps.formats.end());
+  EXPECT_NE(std::find(caps.transformations.begin(), caps.transformations.end(), "cast"),
+            caps.transformations.end());
 }
 
 }  // namespace
@@ -314,10 +323,11 @@ namespace {
 TEST(FolderCheckpoint, NpyFilesInAFolderAreNamedAfterTheirFiles) {
   BALLAST_REQUIRE_PYTHON("numpy");
   TempDir dir;
-  run_python("import numpy as np, sys\n"
-             "np.save(sys.argv[1] + '/embed.npy', np.arange(6, dtype=np.float32).reshape(2, 3))\n"
-             "np.save(sys.argv[1] + '/norm.npy', np.ones(3, dtype=np.float16))\n",
-             {dir.path().string()});
+  run_python(
+      "import numpy as np, sys\n"
+      "np.save(sys.argv[1] + '/embed.npy', np.arange(6, dtype=np.float32).reshape(2, 3))\n"
+      "np.save(sys.argv[1] + '/norm.npy', np.ones(3, dtype=np.float16))\n",
+      {dir.path().string()});
   auto meta = create_weight_loader()->get_metadata(WeightSource::file(dir.path()));
   ASSERT_EQ(meta.tensors.size(), 2u);
   EXPECT_EQ(meta.tensors.at("embed").shape, (Shape{2, 3}));
@@ -339,11 +349,15 @@ TEST(FolderCheckpoint, AGgufSplitSetInAFolderIsOneModel) {
   }
   auto loader = create_weight_loader();
   auto split = loader->get_metadata(WeightSource::file(dir.path()));
-  auto merged = loader->get_metadata(WeightSource::file(*golden_dir() / "gguf/merged_by_gguf_split.gguf"));
+  auto merged =
+      loader->get_metadata(WeightSource::file(*golden_dir() / "gguf/merged_by_gguf_split.gguf"));
   ASSERT_EQ(split.tensors.size(), 5u);
   for (const auto& [name, info] : merged.tensors) {
-    auto a = loader->load_tensor(TensorSpec{.name = name, .source = WeightSource::file(dir.path())});
-    auto b = loader->load_tensor(TensorSpec{.name = name, .source = WeightSource::file(*golden_dir() / "gguf/merged_by_gguf_split.gguf")});
+    auto a =
+        loader->load_tensor(TensorSpec{.name = name, .source = WeightSource::file(dir.path())});
+    auto b = loader->load_tensor(
+        TensorSpec{.name = name,
+                   .source = WeightSource::file(*golden_dir() / "gguf/merged_by_gguf_split.gguf")});
     EXPECT_EQ(sha256_hex(*a), sha256_hex(*b)) << name;
   }
   // A folder of unrelated GGUF files is ambiguous.

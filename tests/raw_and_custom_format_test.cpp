@@ -28,7 +28,8 @@ TEST(RawFormat, LayoutFromTheSourceOrTheSpec) {
   write_file(path, f32_bytes({1, 2, 3, 4}));
   WeightSource bare = WeightSource::file(path);
   bare.format = WeightFormat::raw();
-  auto from_spec = loader->load_tensor(TensorSpec{.shape = {4}, .dtype = DType::f32, .source = bare});
+  auto from_spec =
+      loader->load_tensor(TensorSpec{.shape = {4}, .dtype = DType::f32, .source = bare});
   EXPECT_EQ(from_spec->as<float>()[3], 4.0f);
 }
 
@@ -46,9 +47,11 @@ TEST(RawFormat, SizeMismatchSaysByHowMuch) {
     EXPECT_EQ(e.code(), ErrorCode::shape_mismatch);
     EXPECT_NE(std::string(e.what()).find("4 bytes missing"), std::string::npos) << e.what();
   }
-  auto r = run_command(cli_path() + " inspect --format raw --dtype f32 --shape 2,2 " + shell_quote(path.string()));
+  auto r = run_command(cli_path() + " inspect --format raw --dtype f32 --shape 2,2 " +
+                       shell_quote(path.string()));
   EXPECT_EQ(r.exit_code, 1);
-  auto ok = run_command(cli_path() + " hash --json --format raw --dtype f32 --shape 3 " + shell_quote(path.string()));
+  auto ok = run_command(cli_path() + " hash --json --format raw --dtype f32 --shape 3 " +
+                        shell_quote(path.string()));
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(nlohmann::json::parse(ok.out)["tensors"]["data"]["shape"], (Shape{3}));
 }
@@ -112,12 +115,13 @@ TEST(CustomFormat, RegisteredParserLoadsThroughTheLoaderAndCli) {
   auto meta = loader->get_metadata(WeightSource::file(path));
   EXPECT_EQ(meta.format, WeightFormat::custom("toy"));
   EXPECT_EQ(nlohmann::json::parse(meta.extra)["toy"], true);
-  auto t = loader->load_tensor(TensorSpec{.name = "vec", .source = WeightSource::file(path),
-                                          .transformations = {Cast{DType::f16}}});
+  auto t = loader->load_tensor(TensorSpec{
+      .name = "vec", .source = WeightSource::file(path), .transformations = {Cast{DType::f16}}});
   EXPECT_EQ(t->dtype(), DType::f16);
   EXPECT_EQ(t->shape(), (Shape{3}));
   auto caps = loader->capabilities();
-  EXPECT_NE(std::find(caps.formats.begin(), caps.formats.end(), WeightFormat::custom("toy")), caps.formats.end());
+  EXPECT_NE(std::find(caps.formats.begin(), caps.formats.end(), WeightFormat::custom("toy")),
+            caps.formats.end());
 }
 
 TEST(CustomFormat, EntriesOutsideTheFileAreRefusedWhoeverWroteTheParser) {

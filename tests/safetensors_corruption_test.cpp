@@ -15,13 +15,15 @@ struct Corruption {
   ErrorCode code;
 };
 
-std::string header(const std::string& text) { return safetensors_bytes(text, std::string(16, '\0')); }
+std::string header(const std::string& text) {
+  return safetensors_bytes(text, std::string(16, '\0'));
+}
 
 std::vector<Corruption> corruptions() {
   const std::string f32x4 = f32_bytes({1, 2, 3, 4});
   std::string deep = "{\"__metadata__\":" + std::string(100, '[') + std::string(100, ']') + "}";
   std::string huge_length(8, '\0');
-  huge_length[3] = 0x01;                                                // 16 MiB: within the limit
+  huge_length[3] = 0x01;  // 16 MiB: within the limit
   std::string over_limit = std::string("\x00\x00\x00\x10\x00\x00\x00\x00", 8) + "{}";  // 256 MiB
   std::string ones_65 = "1";
   for (int i = 1; i < 65; ++i) ones_65 += ",1";
@@ -33,17 +35,20 @@ std::vector<Corruption> corruptions() {
       {"header_not_object", safetensors_bytes("[1, 2]  ", ""), ErrorCode::invalid_format},
       {"header_too_deep", safetensors_bytes(deep, ""), ErrorCode::limit_exceeded},
       {"duplicate_names",
-       header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),
+       header(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),
        ErrorCode::invalid_format},
       {"unknown_dtype", header(R"({"a":{"dtype":"F33","shape":[4],"data_offsets":[0,16]}})"),
        ErrorCode::unsupported},
       {"offsets_past_buffer", header(R"({"a":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})"),
        ErrorCode::invalid_format},
       {"overlapping_offsets",
-       header(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),
+       header(
+           R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),
        ErrorCode::invalid_format},
       {"gap_in_buffer",
-       header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})"),
+       header(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})"),
        ErrorCode::invalid_format},
       {"trailing_bytes", header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})"),
        ErrorCode::invalid_format},
@@ -61,8 +66,10 @@ std::vector<Corruption> corruptions() {
        ErrorCode::invalid_format},
       {"f4_odd_elements", header(R"({"a":{"dtype":"F4","shape":[31],"data_offsets":[0,16]}})"),
        ErrorCode::invalid_format},
-      {"missing_offsets", header(R"({"a":{"dtype":"F32","shape":[4]}})"), ErrorCode::invalid_format},
-      {"rank_over_limit", header(R"({"a":{"dtype":"U8","shape":[)" + ones_65 + R"(],"data_offsets":[0,16]}})"),
+      {"missing_offsets", header(R"({"a":{"dtype":"F32","shape":[4]}})"),
+       ErrorCode::invalid_format},
+      {"rank_over_limit",
+       header(R"({"a":{"dtype":"U8","shape":[)" + ones_65 + R"(],"data_offsets":[0,16]}})"),
        ErrorCode::limit_exceeded},
   };
 }

@@ -46,8 +46,8 @@ class TransformReference : public testing::Test {
     WeightSource source = WeightSource::file(dir_ / file);
     source.format = WeightFormat::raw();
     source.raw_layout = RawLayout{dtype, std::move(shape), 0};
-    return loader_->load_tensor(
-        TensorSpec{.name = "data", .source = source, .transformations = parse_transformations(steps)});
+    return loader_->load_tensor(TensorSpec{
+        .name = "data", .source = source, .transformations = parse_transformations(steps)});
   }
   // Compared as digests, so a failure prints two short strings instead of the buffers.
   std::string bytes_of(const Tensor& t) const { return sha256_hex(t); }

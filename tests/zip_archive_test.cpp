@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "ballast/error.hpp"
-#include "support/zip_writer.hpp"
 #include "support/test_support.hpp"
+#include "support/zip_writer.hpp"
 
 namespace ballast::test {
 namespace {

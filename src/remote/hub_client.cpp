@@ -164,24 +164,23 @@ ShardLocation HubClient::shard(const std::string& revision, const std::string& p
   auto self = shared_from_this();
   const std::string folder =
       path.find('/') == std::string::npos ? std::string() : path.substr(0, path.rfind('/') + 1);
-  return {describe(revision, path), [self, revision, path, folder, read_mode] {
-            // Files beside this one (ONNX external data) come from the same repo and revision.
-            SiblingOpener siblings = [self, revision, folder, read_mode](std::string_view rel) {
-              std::string sibling =
-                  folder + confined_relative_path(rel, self->describe(revision, folder));
-              return self->shard(revision, sibling, read_mode).open().bytes;
-            };
-            if (self->remote_->caching || self->settings_.offline) {
-              auto file = self->download(revision, path);
-              return ShardInput{open_file_source(file, file_open_options(read_mode)),
-                                siblings, file};
-            }
-            auto bytes =
-                open_http_source(self->remote_->http,
-                                 make_http_target(self->url(revision, path), self->auth_headers()),
-                                 self->remote_->reads);
-            return ShardInput{bytes, siblings, {}};
-          }};
+  return {
+      describe(revision, path), [self, revision, path, folder, read_mode] {
+        // Files beside this one (ONNX external data) come from the same repo and revision.
+        SiblingOpener siblings = [self, revision, folder, read_mode](std::string_view rel) {
+          std::string sibling =
+              folder + confined_relative_path(rel, self->describe(revision, folder));
+          return self->shard(revision, sibling, read_mode).open().bytes;
+        };
+        if (self->remote_->caching || self->settings_.offline) {
+          auto file = self->download(revision, path);
+          return ShardInput{open_file_source(file, file_open_options(read_mode)), siblings, file};
+        }
+        auto bytes = open_http_source(
+            self->remote_->http, make_http_target(self->url(revision, path), self->auth_headers()),
+            self->remote_->reads);
+        return ShardInput{bytes, siblings, {}};
+      }};
 }
 
 }  // namespace ballast

@@ -8,7 +8,8 @@ namespace ballast::test {
 std::string safetensors_bytes(const std::string& header_text, const std::string& data) {
   std::string out(8, '\0');
   uint64_t n = header_text.size();
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
   return out + header_text + data;
 }
 
@@ -16,7 +17,9 @@ std::string safetensors_file(const std::vector<StTensor>& tensors, const nlohman
   nlohmann::json header = nlohmann::json::object();
   std::string data;
   for (const auto& t : tensors) {
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    header[t.name] = {{"dtype", t.dtype},
+                      {"shape", t.shape},
+                      {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
     data += t.bytes;
   }
   if (!metadata.is_null()) header["__metadata__"] = metadata;

@@ -45,7 +45,9 @@ struct Attribute {
 class ModelWalker {
  public:
   explicit ModelWalker(const ParseContext& ctx)
-      : ctx_(ctx), in_(ctx.source), external_(ctx.open_sibling, ctx.source->name(), ctx.verify_checksums) {}
+      : ctx_(ctx),
+        in_(ctx.source),
+        external_(ctx.open_sibling, ctx.source->name(), ctx.verify_checksums) {}
 
   Index run() {
     WireSpan graph = read_model();

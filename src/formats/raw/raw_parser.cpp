@@ -30,19 +30,23 @@ class RawParser final : public FormatParser {
                               fmt::join(layout.shape, ", "), dtype_name(layout.dtype)),
                   {.source = src.name()});
     if (layout.offset > src.size())
-      throw Error(ErrorCode::invalid_format,
-                  fmt::format("offset {} lies past the end of the {}-byte file", layout.offset, src.size()),
-                  {.source = src.name(), .offset = layout.offset});
+      throw Error(
+          ErrorCode::invalid_format,
+          fmt::format("offset {} lies past the end of the {}-byte file", layout.offset, src.size()),
+          {.source = src.name(), .offset = layout.offset});
     const uint64_t available = src.size() - layout.offset;
     if (available != *nbytes)
-      throw Error(ErrorCode::shape_mismatch,
-                  fmt::format("the file holds {} bytes after offset {}, but {} [{}] needs {} ({} {})",
-                              available, layout.offset, dtype_name(layout.dtype),
-                              fmt::join(layout.shape, ", "), *nbytes,
-                              available > *nbytes ? available - *nbytes : *nbytes - available,
-                              available > *nbytes ? "bytes too many" : "bytes missing"),
-                  {.source = src.name(), .tensor = "data", .expected = std::to_string(*nbytes),
-                   .actual = std::to_string(available)});
+      throw Error(
+          ErrorCode::shape_mismatch,
+          fmt::format("the file holds {} bytes after offset {}, but {} [{}] needs {} ({} {})",
+                      available, layout.offset, dtype_name(layout.dtype),
+                      fmt::join(layout.shape, ", "), *nbytes,
+                      available > *nbytes ? available - *nbytes : *nbytes - available,
+                      available > *nbytes ? "bytes too many" : "bytes missing"),
+          {.source = src.name(),
+           .tensor = "data",
+           .expected = std::to_string(*nbytes),
+           .actual = std::to_string(available)});
     Index index;
     index.format = WeightFormat::raw();
     TensorEntry e;
