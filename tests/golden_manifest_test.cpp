@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ballast/ballast.hpp"
+#include "support/golden_cases.hpp"
 #include "support/test_support.hpp"
 
 namespace ballast::test {
@@ -15,43 +16,19 @@ namespace {
 using nlohmann::json;
 
 // Test parameters are manifest paths (short names in ctest output); entries are looked up.
-std::vector<std::string> manifest_paths() {
-  std::vector<std::string> paths;
-  const auto& manifest = golden_manifest();
-  if (manifest.contains("files"))
-    for (const auto& f : manifest["files"]) paths.push_back(f["path"]);
-  if (paths.empty()) paths.push_back("absent");
-  return paths;
-}
-
-const json& manifest_entry(const std::string& path) {
-  for (const auto& f : golden_manifest()["files"])
-    if (f["path"] == path) return f;
-  throw std::runtime_error("no manifest entry " + path);
-}
-
-std::string test_name(const testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
-}
-
 class GoldenFile : public testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     BALLAST_REQUIRE_GOLDEN();
-    const json& entry = manifest_entry(GetParam());
+    const json& entry = golden_entry(GetParam());
     format_ = entry["format"].get<std::string>();
     if (!find_format_parser(parse_format(format_)))
       GTEST_SKIP() << "format " << format_ << " is not built into this library";
     path_ = (*golden_dir() / entry["path"].get<std::string>()).string();
     source_ = WeightSource::file(path_);
+    apply_golden_raw_layout(entry, source_);
     if (format_ == "raw") {
       const json& args = entry["format_info"]["reader_args"];
-      source_.format = WeightFormat::raw();
-      source_.raw_layout = RawLayout{*parse_dtype(args["dtype"].get<std::string>()),
-                                     args["shape"].get<Shape>(), args["offset"].get<uint64_t>()};
       cli_args_ = " --format raw --dtype " + args["dtype"].get<std::string>() + " --shape " +
                   shape_arg(args["shape"].get<Shape>());
     }
@@ -84,7 +61,7 @@ void expect_metadata_value(const std::string& key, const json& expected, const j
 }
 
 TEST_P(GoldenFile, ApiGivesManifestTensors) {
-  const json& entry = manifest_entry(GetParam());
+  const json& entry = golden_entry(GetParam());
   auto loader = create_weight_loader();
   if (entry["expect"] == "error") {
     EXPECT_THROW(
@@ -129,7 +106,7 @@ TEST_P(GoldenFile, ApiGivesManifestTensors) {
 }
 
 TEST_P(GoldenFile, CliGivesManifestTensors) {
-  const json& entry = manifest_entry(GetParam());
+  const json& entry = golden_entry(GetParam());
   if (entry["expect"] == "error") {
     auto r = run_command(cli("hash --json"));
     EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -164,7 +141,8 @@ TEST_P(GoldenFile, CliGivesManifestTensors) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Manifest, GoldenFile, testing::ValuesIn(manifest_paths()), test_name);
+INSTANTIATE_TEST_SUITE_P(Manifest, GoldenFile, testing::ValuesIn(golden_case_paths()),
+                         golden_case_name);
 
 }  // namespace
 }  // namespace ballast::test

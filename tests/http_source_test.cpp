@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ballast/ballast.hpp"
+#include "support/golden_cases.hpp"
 #include "support/nginx_server.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
@@ -34,62 +35,23 @@ NginxServer& server() {
   return *instance;
 }
 
-std::vector<std::string> manifest_paths() {
-  std::vector<std::string> paths;
-  const auto& manifest = golden_manifest();
-  if (manifest.contains("files"))
-    for (const auto& f : manifest["files"]) paths.push_back(f["path"]);
-  if (paths.empty()) paths.push_back("absent");
-  return paths;
-}
-
-std::string test_name(const testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
-}
-
 class GoldenOverHttp : public testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenOverHttp, HashesEqualTheManifest) {
   BALLAST_REQUIRE_GOLDEN();
   BALLAST_REQUIRE_NGINX(server());
-  json entry;
-  for (const auto& f : golden_manifest()["files"])
-    if (f["path"] == GetParam()) entry = f;
+  const json& entry = golden_entry(GetParam());
   const std::string format = entry["format"];
   if (!find_format_parser(parse_format(format)))
     GTEST_SKIP() << "format " << format << " is not built into this library";
   WeightSource source = WeightSource::url(server().url("golden/" + GetParam()));
-  if (format == "raw") {
-    const json& args = entry["format_info"]["reader_args"];
-    source.format = WeightFormat::raw();
-    source.raw_layout = RawLayout{*parse_dtype(args["dtype"].get<std::string>()),
-                                  args["shape"].get<Shape>(), args["offset"].get<uint64_t>()};
-  }
+  apply_golden_raw_layout(entry, source);
   auto loader = create_weight_loader(remote_config());
-  if (entry["expect"] == "error") {
-    EXPECT_THROW(
-        {
-          auto meta = loader->get_metadata(source);
-          for (const auto& [name, info] : meta.tensors)
-            loader->load_tensor(TensorSpec{.name = name, .source = source});
-        },
-        Error);
-    return;
-  }
-  WeightMetadata meta = loader->get_metadata(source);
-  EXPECT_EQ(to_string(meta.format), format);
-  for (auto& [name, want] : entry["tensors"].items()) {
-    SCOPED_TRACE(name);
-    ASSERT_TRUE(meta.tensors.count(name)) << "missing tensor " << name;
-    auto tensor = loader->load_tensor(TensorSpec{.name = name, .source = source});
-    EXPECT_EQ(sha256_hex(*tensor), want["sha256"].get<std::string>());
-  }
+  expect_golden_tensors(*loader, source, entry);
 }
 
-INSTANTIATE_TEST_SUITE_P(Manifest, GoldenOverHttp, testing::ValuesIn(manifest_paths()), test_name);
+INSTANTIATE_TEST_SUITE_P(Manifest, GoldenOverHttp, testing::ValuesIn(golden_case_paths()),
+                         golden_case_name);
 
 // Two 4 MiB tensors; the second one's bytes are distinct from the first's.
 std::string two_tensor_file() {

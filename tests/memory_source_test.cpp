@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ballast/ballast.hpp"
+#include "support/golden_cases.hpp"
 #include "support/test_support.hpp"
 
 namespace ballast::test {
@@ -11,53 +12,25 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string> single_file_cases() {
-  std::vector<std::string> paths;
-  const auto& manifest = golden_manifest();
-  if (manifest.contains("files"))
-    for (const auto& f : manifest["files"])
-      if (f["expect"] != "error" && !f.contains("companion_files")) paths.push_back(f["path"]);
-  if (paths.empty()) paths.push_back("absent");
-  return paths;
-}
-
-std::string test_name(const testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
-}
-
 class GoldenFromMemory : public testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenFromMemory, HashesEqualTheManifest) {
   BALLAST_REQUIRE_GOLDEN();
-  json entry;
-  for (const auto& f : golden_manifest()["files"])
-    if (f["path"] == GetParam()) entry = f;
+  const json& entry = golden_entry(GetParam());
   const std::string bytes = read_file(*golden_dir() / GetParam());
   WeightSource source =
       WeightSource::memory(MemorySource::copy_of(std::as_bytes(std::span(bytes))));
-  const std::string format = entry["format"];
-  if (format == "raw") {
-    const json& args = entry["format_info"]["reader_args"];
-    source.format = WeightFormat::raw();
-    source.raw_layout = RawLayout{*parse_dtype(args["dtype"].get<std::string>()),
-                                  args["shape"].get<Shape>(), args["offset"].get<uint64_t>()};
-  }
+  apply_golden_raw_layout(entry, source);
   auto loader = create_weight_loader();
-  WeightMetadata meta = loader->get_metadata(source);
-  EXPECT_EQ(to_string(meta.format), format);
-  for (auto& [name, want] : entry["tensors"].items()) {
-    SCOPED_TRACE(name);
-    ASSERT_TRUE(meta.tensors.count(name)) << "missing tensor " << name;
-    auto tensor = loader->load_tensor(TensorSpec{.name = name, .source = source});
-    EXPECT_EQ(sha256_hex(*tensor), want["sha256"].get<std::string>());
-  }
+  expect_golden_tensors(*loader, source, entry);
 }
 
-INSTANTIATE_TEST_SUITE_P(Manifest, GoldenFromMemory, testing::ValuesIn(single_file_cases()),
-                         test_name);
+// Single-file entries that load: a memory source has no folder for companion files.
+INSTANTIATE_TEST_SUITE_P(Manifest, GoldenFromMemory,
+                         testing::ValuesIn(golden_case_paths([](const json& f) {
+                           return f["expect"] != "error" && !f.contains("companion_files");
+                         })),
+                         golden_case_name);
 
 TEST(MemorySource, SafetensorsIsZeroCopy) {
   BALLAST_REQUIRE_GOLDEN();

@@ -8,29 +8,22 @@
 #include "remote/ini_file.hpp"
 #include "remote/s3_object.hpp"
 #include "remote/s3_settings.hpp"
+#include "support/aws_environment.hpp"
 #include "support/test_support.hpp"
 
 namespace ballast::test {
 namespace {
 
-constexpr const char* kAwsVariables[] = {
-    "AWS_ACCESS_KEY_ID",           "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",           "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",         "AWS_REGION",
-    "AWS_DEFAULT_REGION",          "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_S3",         "AWS_CONFIG_FILE",
-    "AWS_SHARED_CREDENTIALS_FILE", "BALLAST_S3_ADDRESSING_STYLE"};
-
 // Every test starts from an environment with no AWS settings and an empty HOME.
 class S3SettingsTest : public testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : kAwsVariables) unsetenv(name);
+    clear_aws_environment();
     if (const char* home = std::getenv("HOME")) saved_home_ = home;
     setenv("HOME", home_.path().c_str(), 1);
   }
   void TearDown() override {
-    for (const char* name : kAwsVariables) unsetenv(name);
+    clear_aws_environment();
     setenv("HOME", saved_home_.c_str(), 1);
   }
 

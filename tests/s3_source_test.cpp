@@ -12,6 +12,8 @@
 #include <set>
 
 #include "ballast/ballast.hpp"
+#include "support/aws_environment.hpp"
+#include "support/golden_cases.hpp"
 #include "support/s3_server.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
@@ -20,14 +22,6 @@ namespace ballast::test {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kAwsVariables[] = {
-    "AWS_ACCESS_KEY_ID",           "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",           "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",         "AWS_REGION",
-    "AWS_DEFAULT_REGION",          "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_S3",         "AWS_CONFIG_FILE",
-    "AWS_SHARED_CREDENTIALS_FILE", "BALLAST_S3_ADDRESSING_STYLE"};
 
 S3Server& server() {
   static S3Server* instance = new S3Server();  // stopped by the process exit below
@@ -70,7 +64,7 @@ class S3SourceTest : public testing::Test {
   void SetUp() override {
     if (const char* home = std::getenv("HOME")) saved_home_ = home;
     setenv("HOME", home_.path().c_str(), 1);
-    for (const char* name : kAwsVariables) unsetenv(name);
+    clear_aws_environment();
     if (!server().available()) GTEST_SKIP() << server().unavailable();
     setenv("AWS_ACCESS_KEY_ID", S3Server::kKeys.access_key.c_str(), 1);
     setenv("AWS_SECRET_ACCESS_KEY", S3Server::kKeys.secret_key.c_str(), 1);
@@ -78,7 +72,7 @@ class S3SourceTest : public testing::Test {
     setenv("AWS_ENDPOINT_URL", server().endpoint().c_str(), 1);
   }
   void TearDown() override {
-    for (const char* name : kAwsVariables) unsetenv(name);
+    clear_aws_environment();
     setenv("HOME", saved_home_.c_str(), 1);
   }
 
@@ -102,30 +96,8 @@ TEST_F(S3SourceTest, GoldenFilesHashAsTheManifestSays) {
     SCOPED_TRACE(path);
     if (!find_format_parser(parse_format(format))) continue;
     WeightSource source = WeightSource::s3("golden", path);
-    if (format == "raw") {
-      const json& args = entry["format_info"]["reader_args"];
-      source.format = WeightFormat::raw();
-      source.raw_layout = RawLayout{*parse_dtype(args["dtype"].get<std::string>()),
-                                    args["shape"].get<Shape>(), args["offset"].get<uint64_t>()};
-    }
-    if (entry["expect"] == "error") {
-      EXPECT_THROW(
-          {
-            auto meta = loader->get_metadata(source);
-            for (const auto& [name, info] : meta.tensors)
-              loader->load_tensor(TensorSpec{.name = name, .source = source});
-          },
-          Error);
-      continue;
-    }
-    WeightMetadata meta = loader->get_metadata(source);
-    EXPECT_EQ(to_string(meta.format), format);
-    for (auto& [name, want] : entry["tensors"].items()) {
-      SCOPED_TRACE(name);
-      ASSERT_TRUE(meta.tensors.count(name)) << "missing tensor " << name;
-      auto tensor = loader->load_tensor(TensorSpec{.name = name, .source = source});
-      EXPECT_EQ(sha256_hex(*tensor), want["sha256"].get<std::string>());
-    }
+    apply_golden_raw_layout(entry, source);
+    expect_golden_tensors(*loader, source, entry);
   }
 }
 
@@ -259,7 +231,7 @@ TEST_F(S3SourceTest, ProfilesInHomeAndNamedFilesAreRead) {
   server().put("models", "profile.safetensors", safetensors_file({{"x", "U8", {4}, "prof"}}));
   const auto source = WeightSource::s3("models", "profile.safetensors");
   const std::string want = hash_of(source, "x");
-  for (const char* name : kAwsVariables) unsetenv(name);
+  clear_aws_environment();
   write_file(home_ / ".aws/credentials",
              "[default]\naws_access_key_id = " + S3Server::kKeys.access_key +
                  "\naws_secret_access_key = " + S3Server::kKeys.secret_key + "\n");
