@@ -172,4 +172,15 @@ std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
   return std::make_shared<FileByteSource>(fd, static_cast<uint64_t>(st.st_size), name, options);
 }
 
+std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64_t max_bytes,
+                                       const std::string& name) {
+  auto file = open_file_source(path, {.allow_mmap = false});
+  if (file->size() > max_bytes)
+    throw Error(ErrorCode::limit_exceeded,
+                fmt::format("the file has {} bytes, more than the {} allowed (max_header_bytes)",
+                            file->size(), max_bytes),
+                {.source = name});
+  return file->read(0, file->size());
+}
+
 }  // namespace ballast

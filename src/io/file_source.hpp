@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ballast/byte_source.hpp"
 #include "ballast/config.hpp"
@@ -28,6 +30,11 @@ FileOpenOptions file_open_options(ReadMode mode);
 // and chunked reads are faster).
 std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
                                              FileOpenOptions options = {});
+
+// The whole of a small file (a shard index, say); Error(limit_exceeded) when it holds more than
+// `max_bytes`. `name` describes the file in errors (a URL or hf:// name for cached copies).
+std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64_t max_bytes,
+                                       const std::string& name);
 
 // A read-only mapping of the file bytes from `file.base` to its end, whatever the read mode
 // (for gathering a large strided view without staging a copy); null when mmap fails.

@@ -20,11 +20,7 @@ namespace fs = std::filesystem;
 bool ends_with(const std::string& s, std::string_view suffix) { return s.ends_with(suffix); }
 
 CheckpointFiles read_index(const fs::path& index_path, const Limits& limits) {
-  auto source = open_file_source(index_path, {.allow_mmap = false});
-  if (source->size() > limits.max_header_bytes)
-    throw Error(ErrorCode::limit_exceeded, "shard index is larger than max_header_bytes",
-                {.source = index_path.string()});
-  auto bytes = source->read(0, source->size());
+  auto bytes = read_small_file(index_path, limits.max_header_bytes, index_path.string());
   ShardIndex index = parse_shard_index(bytes, index_path.string(), limits);
   const fs::path folder = index_path.parent_path().empty() ? "." : index_path.parent_path();
   CheckpointFiles files;

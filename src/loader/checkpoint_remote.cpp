@@ -36,11 +36,7 @@ std::vector<std::byte> read_index(const RemoteContext& remote, const UrlSource& 
     return http_get_small(*remote.http, make_http_target(source.url, source.headers),
                           limits.max_header_bytes);
   CachedObject object = fetch_cached_url(remote, source.url, source.headers);
-  auto file = open_file_source(object.path, {.allow_mmap = false});
-  if (file->size() > limits.max_header_bytes)
-    throw Error(ErrorCode::limit_exceeded, "the shard index is larger than max_header_bytes",
-                {.source = redact_url(source.url)});
-  return file->read(0, file->size());
+  return read_small_file(object.path, limits.max_header_bytes, redact_url(source.url));
 }
 
 RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteContext> remote,

@@ -149,11 +149,7 @@ std::filesystem::path HubClient::download(const std::string& revision,
 std::vector<std::byte> HubClient::read_small(const std::string& revision, const std::string& path,
                                              uint64_t max_bytes) const {
   if (remote_->caching || settings_.offline) {
-    auto file = open_file_source(download(revision, path), {.allow_mmap = false});
-    if (file->size() > max_bytes)
-      throw Error(ErrorCode::limit_exceeded, "the file is larger than max_header_bytes",
-                  {.source = describe(revision, path)});
-    return file->read(0, file->size());
+    return read_small_file(download(revision, path), max_bytes, describe(revision, path));
   }
   return http_get_small(*remote_->http, make_http_target(url(revision, path), auth_headers()),
                         max_bytes);
