@@ -203,6 +203,13 @@ class DefaultLoader final : public WeightLoader {
     return std::max(1u, std::thread::hardware_concurrency());
   }
 
+  CheckpointOptions checkpoint_options() const {
+    return {.read_mode = config_.read_mode,
+            .limits = config_.limits,
+            .verify_checksums = config_.enable_integrity_checks,
+            .remote = remote_};
+  }
+
   std::shared_ptr<Checkpoint> checkpoint(const WeightSource& source) {
     const std::string key = cache_key(source);
     {
@@ -212,10 +219,7 @@ class DefaultLoader final : public WeightLoader {
         return it->second.first;
       }
     }
-    auto cp = Checkpoint::open(source, {.read_mode = config_.read_mode,
-                                        .limits = config_.limits,
-                                        .verify_checksums = config_.enable_integrity_checks,
-                                        .remote = remote_});
+    auto cp = Checkpoint::open(source, checkpoint_options());
     std::lock_guard lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.first;
     insert_locked(key, cp);
@@ -370,11 +374,9 @@ class DefaultLoader final : public WeightLoader {
     const bool remote = !std::holds_alternative<FileSource>(source.location) &&
                         !std::holds_alternative<MemorySource>(source.location);
     if (remote && !config_.enable_caching) {
-      auto cp = Checkpoint::open(source, {.read_mode = config_.read_mode,
-                                          .limits = config_.limits,
-                                          .verify_checksums = config_.enable_integrity_checks,
-                                          .remote = remote_,
-                                          .shards_in_memory = true});
+      CheckpointOptions options = checkpoint_options();
+      options.shards_in_memory = true;
+      auto cp = Checkpoint::open(source, options);
       cp->entries();
       remember(cache_key(source), cp);
       return;
