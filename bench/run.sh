@@ -17,6 +17,12 @@ if [[ ! -x $build/tools/ballast ]]; then
   [[ -d $build ]] || cmake --preset release -S "$root"
   cmake --build "$build" -j2 --target ballast_cli
 fi
+# fio (io_uring, qd 32) is the O_DIRECT baseline; Debian packages it. Without it (not root, no
+# apt) its rows are left out.
+if ! command -v fio >/dev/null && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+  { apt-get install -y -qq fio || { apt-get update -qq && apt-get install -y -qq fio; }; } >/dev/null ||
+    echo "bench: could not install fio; its rows are left out" >&2
+fi
 baseline=$cache/read_baseline
 if [[ ! -x $baseline || $root/bench/read_baseline.cpp -nt $baseline ]]; then
   c++ -O2 -std=c++20 -o "$baseline" "$root/bench/read_baseline.cpp"

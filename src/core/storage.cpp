@@ -1,47 +1,24 @@
 // Host storages: aligned owned buffers and borrowed caller memory.
 #include "ballast/storage.hpp"
 
-#include <sys/mman.h>
-
-#include <algorithm>
-#include <cstdlib>
-#include <new>
-
 #include "ballast/error.hpp"
+#include "core/host_memory.hpp"
 
 namespace ballast {
 namespace {
 
-constexpr size_t kHugePage = 2u << 20;
-constexpr uint64_t kHugeThreshold = 4u << 20;
-
+// Owned host memory: a mapping of its own or a slice of a shared slab (see host_memory.hpp).
 class HostBuffer final : public Storage {
  public:
-  HostBuffer(uint64_t size, size_t alignment) : size_(size) {
-    // Large buffers are aligned to 2 MiB and asked to use transparent huge pages: filling a
-    // fresh buffer then takes one page fault per 2 MiB instead of one per 4 KiB, which is
-    // most of the cost of reading a page-cached file into new memory.
-    const bool huge = size >= kHugeThreshold;
-    if (huge) alignment = std::max(alignment, kHugePage);
-    // aligned_alloc needs a size that is a multiple of the alignment (and nonzero).
-    uint64_t rounded = (size + alignment - 1) / alignment * alignment;
-    if (rounded == 0) rounded = alignment;
-    data_ = static_cast<std::byte*>(std::aligned_alloc(alignment, rounded));
-    if (data_ == nullptr)
-      throw Error(ErrorCode::limit_exceeded,
-                  "cannot allocate " + std::to_string(size) + " bytes of host memory");
-    if (huge) madvise(data_, rounded, MADV_HUGEPAGE);  // advisory: failure changes nothing
-  }
-  ~HostBuffer() override { std::free(data_); }
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
+  HostBuffer(uint64_t size, size_t alignment)
+      : block_(allocate_host_block(size, alignment)), size_(size) {}
 
   StorageKind kind() const override { return StorageKind::host_buffer; }
-  std::byte* data() const override { return data_; }
+  std::byte* data() const override { return block_.data; }
   uint64_t size() const override { return size_; }
 
  private:
-  std::byte* data_ = nullptr;
+  HostBlock block_;
   uint64_t size_;
 };
 

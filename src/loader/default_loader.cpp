@@ -4,8 +4,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include <atomic>
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -16,11 +17,13 @@
 
 #include "ballast/error.hpp"
 #include "loader/checkpoint.hpp"
+#include "loader/coalesced_reads.hpp"
 #include "loader/materialize.hpp"
 #include "remote/hub_client.hpp"
 #include "remote/remote_context.hpp"
 #include "remote/s3_object.hpp"
 #include "transform/plan.hpp"
+#include "util/parallel_for.hpp"
 #include "util/shape_util.hpp"
 #include "util/thread_pool.hpp"
 
@@ -82,92 +85,23 @@ class DefaultLoader final : public WeightLoader {
   }
 
   std::future<std::vector<TensorRef>> load_tensors_async(std::vector<TensorSpec> specs) override {
-    struct Batch {
-      std::vector<TensorSpec> specs;
-      std::vector<TensorRef> results;
-      std::atomic<size_t> remaining;
-      std::mutex mutex;
-      std::exception_ptr error;
-      std::promise<std::vector<TensorRef>> promise;
-    };
-    auto batch = std::make_shared<Batch>();
-    batch->specs = std::move(specs);
-    batch->results.resize(batch->specs.size());
-    batch->remaining = batch->specs.size();
-    auto future = batch->promise.get_future();
-    if (batch->specs.empty()) {
-      batch->promise.set_value({});
-      return future;
-    }
-    for (size_t i = 0; i < batch->specs.size(); ++i) {
-      pool_.post([this, batch, i] {
-        try {
-          batch->results[i] = load(batch->specs[i]);
-        } catch (...) {
-          std::lock_guard lock(batch->mutex);
-          if (!batch->error) batch->error = std::current_exception();
-        }
-        if (--batch->remaining == 0) {
-          if (batch->error)
-            batch->promise.set_exception(batch->error);
-          else
-            batch->promise.set_value(std::move(batch->results));
-        }
-      });
-    }
-    return future;
+    return pool_.submit([this, specs = std::move(specs)] {
+      std::vector<TensorRef> results(specs.size());
+      load_batch(specs, [&](size_t i, TensorRef tensor) { results[i] = std::move(tensor); });
+      return results;
+    });
   }
 
   std::future<void> load_tensors_streaming_async(std::vector<TensorSpec> specs,
                                                  TensorCallback on_tensor) override {
-    struct Stream {
-      std::vector<TensorSpec> specs;
-      TensorCallback on_tensor;
-      size_t remaining = 0;
-      std::mutex mutex;  // serializes on_tensor and guards the fields below
-      std::exception_ptr error;
-      std::promise<void> promise;
-    };
-    auto stream = std::make_shared<Stream>();
-    stream->specs = std::move(specs);
-    stream->on_tensor = std::move(on_tensor);
-    stream->remaining = stream->specs.size();
-    auto future = stream->promise.get_future();
-    if (stream->specs.empty()) stream->promise.set_value();
-    for (size_t i = 0; i < stream->specs.size(); ++i) {
-      pool_.post([this, stream, i] {
-        auto failed = [&] {
-          std::lock_guard lock(stream->mutex);
-          return stream->error != nullptr;
-        };
-        std::exception_ptr error;
-        TensorRef tensor;
-        if (!failed()) {  // after a failure the remaining loads are skipped
-          try {
-            tensor = load(stream->specs[i]);
-          } catch (...) {
-            error = std::current_exception();
-          }
-        }
-        std::lock_guard lock(stream->mutex);
-        if (tensor && !stream->error) {
-          try {
-            const std::string name = tensor->name();
-            stream->on_tensor(name, std::move(tensor));
-          } catch (...) {
-            error = std::current_exception();
-          }
-        }
-        if (error && !stream->error) stream->error = error;
-        if (--stream->remaining == 0) {
-          if (stream->error)
-            stream->promise.set_exception(stream->error);
-          else
-            stream->promise.set_value();
-        }
+    return pool_.submit([this, specs = std::move(specs), on_tensor = std::move(on_tensor)] {
+      std::mutex serial;  // one on_tensor call at a time
+      load_batch(specs, [&](size_t, TensorRef tensor) {
+        std::lock_guard lock(serial);
+        const std::string name = tensor->name();
+        on_tensor(name, std::move(tensor));
       });
-    }
-    return future;
+    });
   }
 
   std::future<bool> is_available_async(WeightSource source) override {
@@ -256,46 +190,145 @@ class DefaultLoader final : public WeightLoader {
                 {.tensor = tensor});
   }
 
-  TensorRef load(const TensorSpec& spec) {
-    const std::string where = describe(spec.source);
+  // A spec resolved to its plan, before any tensor byte is read.
+  struct PreparedLoad {
+    std::string where;  // the source, for errors
+    std::string name;
+    LoadPlan plan;
+    Device device;
+    TensorFactory* device_factory = nullptr;
+  };
+
+  TensorRef load(const TensorSpec& spec) { return finish(prepare(spec)); }
+
+  PreparedLoad prepare(const TensorSpec& spec) {
+    PreparedLoad p{.where = describe(spec.source), .device = spec.device};
     try {
       WeightSource source = spec.source;
       if (source.format && source.format->kind == WeightFormat::Kind::raw && !source.raw_layout &&
           spec.dtype && !spec.shape.empty() && spec.transformations.empty())
         source.raw_layout = RawLayout{*spec.dtype, spec.shape, 0};
       auto cp = checkpoint(source);
-      const std::string name = spec.name.empty() ? cp->default_tensor_name() : spec.name;
+      p.name = spec.name.empty() ? cp->default_tensor_name() : spec.name;
       try {
-        const TensorEntry& entry = cp->entry(name);
-        LoadPlan plan = plan_load(entry, spec.transformations);
-        check_expectations(spec, plan, name);
-        TensorFactory& device_factory = factory_for(spec.device, name);
-        MaterializeOptions options{
-            .read_mode = config_.read_mode,
+        p.plan = plan_load(cp->entry(p.name), spec.transformations);
+        check_expectations(spec, p.plan, p.name);
+        p.device_factory = &factory_for(spec.device, p.name);
+      } catch (Error& e) {
+        e.with_tensor(p.name);
+        throw;
+      }
+    } catch (Error& e) {
+      e.with_source(p.where);
+      throw;
+    }
+    return p;
+  }
+
+  MaterializeOptions materialize_options(const PreparedLoad& p) {
+    return {.read_mode = config_.read_mode,
             .alignment = config_.alignment,
-            .host_factory = cpu_tensor_factory().get(),
+            .host_factory = p.device.is_host() ? p.device_factory : cpu_tensor_factory().get(),
             .io = {.method = io_method_for(config_.read_mode),
                    .chunk_bytes = config_.read_chunk_bytes,
                    .staging_bytes_per_thread = config_.max_staging_bytes / pool_.size(),
                    .pool = &pool_,
                    .helpers = pool_.size() - 1}};
-        if (spec.device.is_host()) options.host_factory = &device_factory;
-        auto host = materialize(plan, name, options);
-        if (spec.device.is_host()) return host;
-        if (!host->parts().empty())
-          throw Error(ErrorCode::unsupported, "quantized bundles load to the host only");
-        auto storage = device_factory.allocate(host->nbytes(), config_.alignment);
-        device_factory.upload(*storage, 0, host->data(), host->nbytes());
-        return std::make_shared<Tensor>(name, host->dtype(), host->shape(), storage, 0,
-                                        host->nbytes());
-      } catch (Error& e) {
-        e.with_tensor(name);
-        throw;
-      }
+  }
+
+  // Runs `body`, naming the tensor and source of `p` in any Error it throws.
+  template <typename F>
+  static auto naming_errors(const PreparedLoad& p, F&& body) {
+    try {
+      return body();
     } catch (Error& e) {
-      e.with_source(where);
+      e.with_tensor(p.name);
+      e.with_source(p.where);
       throw;
     }
+  }
+
+  TensorRef finish(const PreparedLoad& p) {
+    return naming_errors(p, [&]() -> TensorRef {
+      auto host = materialize(p.plan, p.name, materialize_options(p));
+      if (p.device.is_host()) return host;
+      if (!host->parts().empty())
+        throw Error(ErrorCode::unsupported, "quantized bundles load to the host only");
+      auto storage = p.device_factory->allocate(host->nbytes(), config_.alignment);
+      p.device_factory->upload(*storage, 0, host->data(), host->nbytes());
+      return std::make_shared<Tensor>(p.name, host->dtype(), host->shape(), storage, 0,
+                                      host->nbytes());
+    });
+  }
+
+  // Small host tensors whose reads cost a round trip or a device I/O each: not from a local
+  // file read through the page cache, nor from memory (see coalesced_reads.hpp).
+  bool coalescible(const PreparedLoad& p) const {
+    const ByteSource& data = *p.plan.view.data;
+    if (!p.device.is_host() || !is_plain_owned_read(p.plan, config_.read_mode)) return false;
+    if (config_.read_mode == ReadMode::direct) return data.local_file(true).has_value();
+    return !data.local_file(false) && !data.mapping();
+  }
+
+  // Loads every spec on the pool, handing each tensor to `deliver(i, tensor)` as it completes
+  // (from any worker). Specs are resolved first, so a missing tensor fails before any byte is
+  // read; small tensors that coalescible() picks are then read in coalesced runs, and every
+  // other tensor on its own. The first error stops the remaining work and is rethrown.
+  void load_batch(const std::vector<TensorSpec>& specs,
+                  const std::function<void(size_t, TensorRef)>& deliver) {
+    std::vector<PreparedLoad> prepared(specs.size());
+    parallel_for(&pool_, pool_.size() - 1, specs.size(),
+                 [&](size_t i) { prepared[i] = prepare(specs[i]); });
+
+    // A run is staged whole: it takes this thread's staging share (half of it with O_DIRECT,
+    // whose bounce buffers take the other half).
+    const uint64_t share = config_.max_staging_bytes / pool_.size();
+    const bool direct = config_.read_mode == ReadMode::direct;
+    const uint64_t span = std::min(config_.read_chunk_bytes, direct ? share / 2 : share);
+    CoalesceLimits limits;
+    limits.max_span_bytes = span;
+    limits.max_tensor_bytes = std::min(limits.max_tensor_bytes, span);
+    std::vector<SmallRead> small;
+    std::vector<std::vector<size_t>> jobs;  // each job: spec numbers, loaded together
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      const LoadPlan& plan = prepared[i].plan;
+      if (plan.out_nbytes <= limits.max_tensor_bytes && coalescible(prepared[i]))
+        small.push_back({i, plan.view.data.get(), plan.view.offset, plan.out_nbytes});
+      else
+        jobs.push_back({i});
+    }
+    for (auto [begin, end] : coalesce_runs(small, limits)) {
+      std::vector<size_t> job;
+      for (size_t k = begin; k < end; ++k) job.push_back(small[k].index);
+      jobs.push_back(std::move(job));
+    }
+    // Earliest specs first, so a streaming caller gets the first layers first.
+    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
+      return *std::min_element(a.begin(), a.end()) < *std::min_element(b.begin(), b.end());
+    });
+
+    parallel_for(&pool_, pool_.size() - 1, jobs.size(), [&](size_t j) {
+      const auto& job = jobs[j];
+      if (job.size() == 1) {
+        deliver(job[0], finish(prepared[job[0]]));
+        return;
+      }
+      std::vector<SmallRead> run;
+      std::vector<std::byte*> outputs;
+      std::vector<TensorRef> tensors;
+      for (size_t i : job) {
+        const PreparedLoad& p = prepared[i];
+        auto storage = p.device_factory->allocate(p.plan.out_nbytes, config_.alignment);
+        outputs.push_back(storage->data());
+        tensors.push_back(std::make_shared<Tensor>(p.name, p.plan.out_dtype, p.plan.out_shape,
+                                                   storage, 0, p.plan.out_nbytes));
+        run.push_back({i, p.plan.view.data.get(), p.plan.view.offset, p.plan.out_nbytes});
+      }
+      auto io = materialize_options(prepared[job.front()]).io;
+      io.staging_bytes_per_thread = std::max<uint64_t>(share - span, 4096);
+      naming_errors(prepared[job.front()], [&] { read_run(run, outputs, io); });
+      for (size_t k = 0; k < job.size(); ++k) deliver(job[k], std::move(tensors[k]));
+    });
   }
 
   static void check_expectations(const TensorSpec& spec, const LoadPlan& plan,

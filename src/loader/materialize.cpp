@@ -47,6 +47,10 @@ void byteswap_elements(std::byte* data, size_t n, DType dtype) {
   for (size_t i = 0; i < n; ++i) std::reverse(data + i * unit, data + (i + 1) * unit);
 }
 
+bool needs_byteswap(const View& view) {
+  return view.byte_order == ByteOrder::big && dtype_element_size(view.dtype) > 1;
+}
+
 // Applies the value steps to one block, ping-ponging between two scratch buffers.
 class StepRunner {
  public:
@@ -94,7 +98,7 @@ std::shared_ptr<Tensor> zero_copy(const LoadPlan& plan, const std::string& name,
 std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::string& name,
                                           const MaterializeOptions& options) {
   const View& view = plan.view;
-  const bool swap = view.byte_order == ByteOrder::big && dtype_element_size(view.dtype) > 1;
+  const bool swap = needs_byteswap(view);
   std::shared_ptr<const MappedRegion> region;
   if (options.read_mode == ReadMode::automatic || options.read_mode == ReadMode::mmap)
     region = view.data->mapping();
@@ -162,6 +166,14 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
 }
 
 }  // namespace
+
+bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode) {
+  const View& view = plan.view;
+  if (plan.quantize || !plan.steps.empty() || !view.is_contiguous() || plan.out_nbytes == 0 ||
+      needs_byteswap(view) || mode == ReadMode::mmap)
+    return false;
+  return mode != ReadMode::automatic || view.data->mapping() == nullptr;
+}
 
 std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
                                     const MaterializeOptions& options) {

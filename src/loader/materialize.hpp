@@ -28,4 +28,9 @@ struct MaterializeOptions {
 std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
                                     const MaterializeOptions& options);
 
+// True when materialize would copy the plan's stored bytes unchanged into an owned buffer with
+// one contiguous read: no value steps, quantize or byte swap, and no mapping to view or copy
+// from (so never in mmap mode). Such reads of small tensors may be coalesced.
+bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode);
+
 }  // namespace ballast

@@ -1,0 +1,82 @@
+// Host memory for owned tensors (see host_memory.hpp).
+#include "core/host_memory.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include "ballast/error.hpp"
+
+namespace ballast {
+namespace {
+
+constexpr uint64_t kHugePage = 2u << 20;
+
+uint64_t round_up(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
+
+// One private anonymous mapping whose start is 2 MiB aligned, advised to use huge pages.
+class HugeMapping {
+ public:
+  explicit HugeMapping(uint64_t size) : size_(round_up(std::max<uint64_t>(size, 1), kHugePage)) {
+    // Over-reserve by one huge page, then unmap the unaligned head and the spare tail.
+    const uint64_t reserve = size_ + kHugePage;
+    void* raw = mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+      throw Error(ErrorCode::limit_exceeded,
+                  "cannot allocate " + std::to_string(size) + " bytes of host memory");
+    auto* start = static_cast<std::byte*>(raw);
+    const auto address = reinterpret_cast<uintptr_t>(start);
+    data_ = start + (round_up(address, kHugePage) - address);
+    if (data_ > start) munmap(start, static_cast<size_t>(data_ - start));
+    std::byte* tail = data_ + size_;
+    if (tail < start + reserve) munmap(tail, static_cast<size_t>(start + reserve - tail));
+    madvise(data_, size_, MADV_HUGEPAGE);  // advisory: without THP the mapping still works
+  }
+  ~HugeMapping() { munmap(data_, size_); }
+  HugeMapping(const HugeMapping&) = delete;
+  HugeMapping& operator=(const HugeMapping&) = delete;
+
+  std::byte* data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  uint64_t size_;
+  std::byte* data_ = nullptr;
+};
+
+// Bump allocation out of the current slab; a slab lives as long as its allocations do.
+class SlabAllocator {
+ public:
+  HostBlock allocate(uint64_t size, size_t alignment) {
+    std::lock_guard lock(mutex_);
+    auto slab = current_.lock();
+    uint64_t at = slab ? round_up(used_, alignment) : 0;
+    if (!slab || at + size > slab->size()) {
+      slab = std::make_shared<HugeMapping>(kSlabBytes);
+      current_ = slab;
+      at = 0;
+    }
+    used_ = at + size;
+    return {slab, slab->data() + at};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::weak_ptr<HugeMapping> current_;
+  uint64_t used_ = 0;
+};
+
+}  // namespace
+
+HostBlock allocate_host_block(uint64_t size, size_t alignment) {
+  if (size >= kDedicatedMappingBytes || alignment > kHugePage) {
+    auto mapping = std::make_shared<HugeMapping>(size);
+    return {mapping, mapping->data()};
+  }
+  static SlabAllocator slabs;
+  return slabs.allocate(size, alignment);
+}
+
+}  // namespace ballast
