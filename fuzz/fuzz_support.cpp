@@ -16,6 +16,7 @@
 #include "loader/checkpoint_files.hpp"
 #include "loader/materialize.hpp"
 #include "remote/http_parse.hpp"
+#include "remote/ini_file.hpp"
 #include "remote/retry_policy.hpp"
 #include "remote/url.hpp"
 #include "transform/plan.hpp"
@@ -174,6 +175,23 @@ void parse_split_name(const uint8_t* data, size_t size) {
     require(split->index >= 1 && split->index <= split->count && siblings.size() == split->count);
 }
 
+void parse_aws_ini(const uint8_t* data, size_t size) {
+  const IniFile ini = parse_ini(as_text(data, size));
+  uint64_t stored = 0;
+  for (const auto& [section, keys] : ini) {
+    stored += section.size();
+    for (const auto& [key, value] : keys) {
+      // Keys are bounded (a nested key is "parent.key"), trimmed and single-line.
+      require(!key.empty() && key.size() <= 2 * kMaxIniKeyBytes + 1);
+      require(key.find('\n') == std::string::npos && value.find('\n') == std::string::npos);
+      require(key.front() != ' ' && key.back() != ' ' && (value.empty() || value.back() != ' '));
+      stored += key.size() + value.size();
+    }
+  }
+  // No amplification beyond the bounded parent prefix on each line.
+  require(stored <= (size + 1) * (2 * kMaxIniKeyBytes + 2));
+}
+
 void run_target(const std::string& target, const uint8_t* data, size_t size) {
   if (target == "zip") return open_zip(data, size);
   if (target == "transform_syntax") return plan_transform_text(data, size);
@@ -181,6 +199,7 @@ void run_target(const std::string& target, const uint8_t* data, size_t size) {
   if (target == "http_response") return parse_http_response(data, size);
   if (target == "py_literal") return parse_python_literal(data, size);
   if (target == "gguf_split_name") return parse_split_name(data, size);
+  if (target == "aws_ini") return parse_aws_ini(data, size);
   parse_and_load(*find_format_parser(parse_format(target)), data, size);
 }
 

@@ -34,9 +34,12 @@ void parse_python_literal(const uint8_t* data, size_t size);
 // Parses `data` as a GGUF split file name and lists its siblings.
 void parse_split_name(const uint8_t* data, size_t size);
 
+// Parses `data` as an AWS credentials/config INI file, checking the bounds of what it stores.
+void parse_aws_ini(const uint8_t* data, size_t size);
+
 // Runs the body of the fuzz target `target` ("safetensors", ..., "zip", "transform_syntax",
-// "shard_index", "http_response", "py_literal", "gguf_split_name") on one input: what the fuzzers
-// and the regression test share.
+// "shard_index", "http_response", "py_literal", "gguf_split_name", "aws_ini") on one input: what
+// the fuzzers and the regression test share.
 void run_target(const std::string& target, const uint8_t* data, size_t size);
 
 }  // namespace ballast::fuzz

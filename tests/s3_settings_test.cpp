@@ -193,6 +193,19 @@ TEST(IniFile, ParsesSectionsNestedBlocksAndIgnoresGarbage) {
   EXPECT_TRUE(parse_ini(std::string(100000, '[')).empty());
 }
 
+TEST(IniFile, OverlongKeysAreIgnoredSoNestedBlocksCannotAmplify) {
+  // A 512 KiB parent key over thousands of nested lines would be stored once per line.
+  std::string text = "[p]\n" + std::string(512 << 10, 'k') + " =\n";
+  for (int i = 0; i < 10000; ++i) text += "  k" + std::to_string(i) + " = v\n";
+  text += std::string(kMaxIniKeyBytes, 'a') + " = longest\n";
+  IniFile ini = parse_ini(text);
+  ASSERT_EQ(ini.size(), 1u);
+  // The overlong parent is ignored, so its nested lines are plain keys of their own.
+  EXPECT_EQ(ini["p"].size(), 10001u);
+  EXPECT_EQ(ini["p"]["k9999"], "v");
+  EXPECT_EQ(ini["p"][std::string(kMaxIniKeyBytes, 'a')], "longest");
+}
+
 TEST(IniFile, OversizedFilesAreRefusedAndMissingOnesAbsent) {
   TempDir dir;
   EXPECT_FALSE(read_ini_file(dir.path() / "absent"));

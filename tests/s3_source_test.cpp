@@ -176,6 +176,29 @@ TEST_F(S3SourceTest, ShardIndexResolvesShardsBesideIt) {
   EXPECT_EQ(loader->get_metadata(source).tensors.size(), 2u);
 }
 
+TEST_F(S3SourceTest, WithCachingTheShardIndexIsCachedToo) {
+  server().put("models", "cached-sharded/s1.safetensors",
+               safetensors_file({{"x", "F32", {2}, f32_bytes({1, 2})}}));
+  server().put("models", "cached-sharded/model.safetensors.index.json",
+               R"({"weight_map": {"x": "s1.safetensors"}})");
+  TempDir cache;
+  WeightLoaderConfig config = remote_config();
+  config.enable_caching = true;
+  config.cache_dir = cache.path();
+  const auto source = WeightSource::s3("models", "cached-sharded/model.safetensors.index.json");
+  auto x = create_weight_loader(config)->load_tensor(TensorSpec{.name = "x", .source = source});
+  EXPECT_EQ(x->as<float>()[1], 2.0f);
+  size_t blobs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache / "objects"))
+    blobs += entry.path().extension() == ".blob";
+  EXPECT_EQ(blobs, 2u) << "the index and its shard";
+  // A second loader sends only HEADs: the index body comes from the cache as well.
+  server().clear_log();
+  x = create_weight_loader(config)->load_tensor(TensorSpec{.name = "x", .source = source});
+  EXPECT_EQ(x->as<float>()[0], 1.0f);
+  for (const auto& r : server().requests()) EXPECT_EQ(r["method"], "HEAD") << r.dump();
+}
+
 TEST_F(S3SourceTest, AWrongSecretIsAnAuthErrorWithoutTheSecret) {
   server().put("models", "auth.safetensors", safetensors_file({{"x", "U8", {4}, "abcd"}}));
   const std::string wrong = "not-the-right-secret-1234";

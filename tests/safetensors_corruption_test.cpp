@@ -25,6 +25,11 @@ std::vector<Corruption> corruptions() {
   std::string huge_length(8, '\0');
   huge_length[3] = 0x01;  // 16 MiB: within the limit
   std::string over_limit = std::string("\x00\x00\x00\x10\x00\x00\x00\x00", 8) + "{}";  // 256 MiB
+  // 300,000 tensor entries: nlohmann's callback parser (used before) rescanned the whole
+  // object each time an entry ended, about 4.5e10 steps here; the checked parse is linear.
+  std::string many = "{";
+  for (int i = 0; i < 300'000; ++i) many += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{}";
+  many += "}";
   std::string ones_65 = "1";
   for (int i = 1; i < 65; ++i) ones_65 += ",1";
   return {
@@ -34,6 +39,11 @@ std::vector<Corruption> corruptions() {
       {"header_not_json", safetensors_bytes("{\"a\": [1, 2", ""), ErrorCode::invalid_format},
       {"header_not_object", safetensors_bytes("[1, 2]  ", ""), ErrorCode::invalid_format},
       {"header_too_deep", safetensors_bytes(deep, ""), ErrorCode::limit_exceeded},
+      {"many_entries_parse_in_linear_time", safetensors_bytes(many, ""), ErrorCode::invalid_format},
+      {"duplicate_names_by_escape",
+       header(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"\u0061":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),
+       ErrorCode::invalid_format},
       {"duplicate_names",
        header(
            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})"),

@@ -11,6 +11,7 @@
 #include "formats/gguf/gguf_split.hpp"
 #include "io/file_source.hpp"
 #include "io/folder_opener.hpp"
+#include "util/bounded_json.hpp"
 
 namespace ballast {
 namespace {
@@ -98,22 +99,18 @@ CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
 ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string& where,
                              const Limits& limits) {
   // Bounded nesting: serializing "metadata" recurses once per level.
-  auto guard = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (static_cast<uint32_t>(depth) > limits.max_json_depth)
-      throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("shard index nests deeper than {} levels, the max_json_depth limit",
-                              limits.max_json_depth),
-                  {.source = where});
-    return true;
-  };
-  nlohmann::json index;
-  try {
-    const char* text = reinterpret_cast<const char*>(bytes.data());
-    index = nlohmann::json::parse(text, text + bytes.size(), guard);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::invalid_format, fmt::format("shard index is not JSON: {}", e.what()),
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const JsonProblem problem = check_json(text, limits.max_json_depth, false);
+  if (problem.kind == JsonProblem::Kind::too_deep)
+    throw Error(ErrorCode::limit_exceeded,
+                fmt::format("shard index nests deeper than {} levels, the max_json_depth limit",
+                            limits.max_json_depth),
                 {.source = where});
-  }
+  if (problem.kind != JsonProblem::Kind::none)
+    throw Error(ErrorCode::invalid_format,
+                fmt::format("shard index is not JSON: {}", problem.detail),
+                {.source = where, .offset = problem.offset});
+  nlohmann::json index = parse_checked_json(text);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
     throw Error(ErrorCode::invalid_format, "shard index has no 'weight_map' object",
                 {.source = where});

@@ -28,15 +28,13 @@ ShardLocation url_shard(std::shared_ptr<const RemoteContext> remote, std::string
           }};
 }
 
-// The index's bytes: from the object cache with caching on (so a cached checkpoint loads with
-// the server gone), else one GET.
-std::vector<std::byte> read_index(const RemoteContext& remote, const UrlSource& source,
+// The index's bytes (a URL or a signed S3 object): from the object cache with caching on (so a
+// cached checkpoint loads with the server gone), else one GET.
+std::vector<std::byte> read_index(const RemoteContext& remote, const HttpTarget& target,
                                   const Limits& limits) {
-  if (!remote.caching)
-    return http_get_small(*remote.http, make_http_target(source.url, source.headers),
-                          limits.max_header_bytes);
-  CachedObject object = fetch_cached_url(remote, source.url, source.headers);
-  return read_small_file(object.path, limits.max_header_bytes, redact_url(source.url));
+  if (!remote.caching) return http_get_small(*remote.http, target, limits.max_header_bytes);
+  CachedObject object = fetch_cached(remote, target);
+  return read_small_file(object.path, limits.max_header_bytes, target.name);
 }
 
 RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteContext> remote,
@@ -46,8 +44,9 @@ RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteCo
     out.shards.push_back(url_shard(std::move(remote), source.url, source.headers, read_mode));
     return out;
   }
+  const HttpTarget index_target = make_http_target(source.url, source.headers);
   ShardIndex index =
-      parse_shard_index(read_index(*remote, source, limits), redact_url(source.url), limits);
+      parse_shard_index(read_index(*remote, index_target, limits), index_target.name, limits);
   for (const auto& name : index.shards)
     out.shards.push_back(
         url_shard(remote, resolve_relative_url(source.url, name), source.headers, read_mode));
@@ -97,8 +96,8 @@ RemoteShards resolve_s3(const S3Source& source, std::shared_ptr<const RemoteCont
     return out;
   }
   const HttpTarget index_target = s3_target(*settings, source.bucket, source.key);
-  auto bytes = http_get_small(*remote->http, index_target, limits.max_header_bytes);
-  ShardIndex index = parse_shard_index(bytes, index_target.name, limits);
+  ShardIndex index =
+      parse_shard_index(read_index(*remote, index_target, limits), index_target.name, limits);
   for (const auto& name : index.shards)
     out.shards.push_back(s3_shard(
         remote, settings, source.bucket,

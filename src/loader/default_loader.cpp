@@ -10,6 +10,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -32,15 +33,10 @@ namespace {
 
 constexpr size_t kCheckpointCacheEntries = 64;
 
-// A key identifying a source for the checkpoint cache.
-std::string cache_key(const WeightSource& source) {
+// A key naming a source: equal keys open the same checkpoint (as long as its files do not
+// change on disk).
+std::string source_key(const WeightSource& source) {
   std::string key = describe(source);
-  // A local file or folder that changed on disk (size or modification time) is parsed anew.
-  if (const auto* f = std::get_if<FileSource>(&source.location)) {
-    struct stat st {};
-    if (::stat(f->path.c_str(), &st) == 0)
-      key += fmt::format("|{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-  }
   // The full URL (describe() redacts the query) and the headers (credentials differ by them).
   if (const auto* u = std::get_if<UrlSource>(&source.location)) {
     key += "|" + u->url;
@@ -57,6 +53,18 @@ std::string cache_key(const WeightSource& source) {
   if (source.raw_layout)
     key += fmt::format("|raw={}:{}:{}", dtype_name(source.raw_layout->dtype),
                        fmt::join(source.raw_layout->shape, "x"), source.raw_layout->offset);
+  return key;
+}
+
+// The checkpoint cache's key: the source's, and for a local file or folder its size and
+// modification time, so that one changed on disk is parsed anew.
+std::string cache_key(const WeightSource& source) {
+  std::string key = source_key(source);
+  if (const auto* f = std::get_if<FileSource>(&source.location)) {
+    struct stat st {};
+    if (::stat(f->path.c_str(), &st) == 0)
+      key += fmt::format("|{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  }
   return key;
 }
 
@@ -199,16 +207,25 @@ class DefaultLoader final : public WeightLoader {
     TensorFactory* device_factory = nullptr;
   };
 
-  TensorRef load(const TensorSpec& spec) { return finish(prepare(spec)); }
+  using CheckpointOpener = std::function<std::shared_ptr<Checkpoint>(const WeightSource&)>;
 
-  PreparedLoad prepare(const TensorSpec& spec) {
+  TensorRef load(const TensorSpec& spec) {
+    return finish(prepare(spec, [this](const WeightSource& s) { return checkpoint(s); }));
+  }
+
+  // `open` finds the checkpoint of a source (the loader's cache, or a batch's memo of it).
+  PreparedLoad prepare(const TensorSpec& spec, const CheckpointOpener& open) {
     PreparedLoad p{.where = describe(spec.source), .device = spec.device};
     try {
-      WeightSource source = spec.source;
-      if (source.format && source.format->kind == WeightFormat::Kind::raw && !source.raw_layout &&
-          spec.dtype && !spec.shape.empty() && spec.transformations.empty())
-        source.raw_layout = RawLayout{*spec.dtype, spec.shape, 0};
-      auto cp = checkpoint(source);
+      // A raw source without a layout takes the spec's dtype and shape.
+      std::optional<WeightSource> with_layout;
+      if (spec.source.format && spec.source.format->kind == WeightFormat::Kind::raw &&
+          !spec.source.raw_layout && spec.dtype && !spec.shape.empty() &&
+          spec.transformations.empty()) {
+        with_layout = spec.source;
+        with_layout->raw_layout = RawLayout{*spec.dtype, spec.shape, 0};
+      }
+      auto cp = open(with_layout ? *with_layout : spec.source);
       p.name = spec.name.empty() ? cp->default_tensor_name() : spec.name;
       try {
         p.plan = plan_load(cp->entry(p.name), spec.transformations);
@@ -276,9 +293,23 @@ class DefaultLoader final : public WeightLoader {
   // other tensor on its own. The first error stops the remaining work and is rethrown.
   void load_batch(const std::vector<TensorSpec>& specs,
                   const std::function<void(size_t, TensorRef)>& deliver) {
+    // Each distinct source's checkpoint is looked up once per batch (the cache lookup stats
+    // a local file each time).
+    std::mutex memo_mutex;
+    std::map<std::string, std::shared_ptr<Checkpoint>> memo;
+    auto open = [&](const WeightSource& source) {
+      const std::string key = source_key(source);
+      {
+        std::lock_guard lock(memo_mutex);
+        if (auto it = memo.find(key); it != memo.end()) return it->second;
+      }
+      auto cp = checkpoint(source);
+      std::lock_guard lock(memo_mutex);
+      return memo.emplace(key, std::move(cp)).first->second;
+    };
     std::vector<PreparedLoad> prepared(specs.size());
     parallel_for(&pool_, pool_.size() - 1, specs.size(),
-                 [&](size_t i) { prepared[i] = prepare(specs[i]); });
+                 [&](size_t i) { prepared[i] = prepare(specs[i], open); });
 
     // A run is staged whole: it takes this thread's staging share (half of it with O_DIRECT,
     // whose bounce buffers take the other half).

@@ -42,6 +42,10 @@ IniFile parse_ini(std::string_view text) {
     const std::string key(trim(line.substr(0, eq)));
     const std::string value(trim(line.substr(eq + 1)));
     if (key.empty()) continue;
+    if (key.size() > kMaxIniKeyBytes) {  // ignored, though a top-level one ends a nested block
+      if (!indented) parent.clear();
+      continue;
+    }
     if (indented && !parent.empty()) {
       (*section)[parent + "." + key] = value;
       continue;

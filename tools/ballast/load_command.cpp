@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <future>
 #include <iostream>
 #include <memory>
 
@@ -64,15 +63,15 @@ void run(const LoadOptions& options) {
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   const auto steps = load_steps(options.source, options.transform, raw);
 
-  std::vector<std::future<TensorRef>> pending;
+  std::vector<TensorSpec> specs;
   for (const auto& name : names)
-    pending.push_back(loader->load_tensor_async(
-        TensorSpec{.name = name, .source = source, .transformations = steps}));
+    specs.push_back(TensorSpec{.name = name, .source = source, .transformations = steps});
   const bool progress = isatty(STDERR_FILENO) && !options.json;
   std::vector<TensorRef> loaded;
   uint64_t bytes = 0, zero_copy = 0, checksum = 0;
-  for (auto& f : pending) {
-    loaded.push_back(f.get());
+  // One batch, as an engine would load: tensors arrive as they complete (one call at a time).
+  loader->load_tensors_streaming(specs, [&](const std::string&, TensorRef tensor) {
+    loaded.push_back(std::move(tensor));
     for (const TensorRef& part : tensors_of(loaded.back())) {
       const Tensor& t = *part;
       bytes += t.nbytes();
@@ -81,8 +80,8 @@ void run(const LoadOptions& options) {
         if (!options.no_touch) checksum += touch_pages(t);
       }
     }
-    if (progress) draw_progress(loaded.size(), pending.size(), bytes);
-  }
+    if (progress) draw_progress(loaded.size(), specs.size(), bytes);
+  });
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double gbps = seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;

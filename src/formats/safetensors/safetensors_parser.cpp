@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
+#include "util/bounded_json.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -103,27 +103,23 @@ class HeaderReader {
   }
 
   json parse_json(uint64_t length) const {
-    std::vector<std::byte> text = source_.read(kLengthBytes, length);
-    const char* begin = reinterpret_cast<const char*>(text.data());
-    std::unordered_set<std::string> names;
+    std::vector<std::byte> bytes = source_.read(kLengthBytes, length);
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     const uint32_t max_depth = ctx_.limits.max_json_depth;
-    auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
-      if (static_cast<uint32_t>(depth) > max_depth)
+    const JsonProblem problem = check_json(text, max_depth, /*unique_top_level_keys=*/true);
+    switch (problem.kind) {
+      case JsonProblem::Kind::none: break;
+      case JsonProblem::Kind::too_deep:
         fail(ErrorCode::limit_exceeded,
              fmt::format("JSON header nests deeper than {} levels", max_depth), {}, kLengthBytes);
-      if (event == json::parse_event_t::key && depth == 1 &&
-          !names.insert(parsed.get<std::string>()).second)
-        fail(ErrorCode::invalid_format, "duplicate tensor name in header",
-             parsed.get<std::string>(), kLengthBytes);
-      return true;
-    };
-    json header;
-    try {
-      header = json::parse(begin, begin + length, guard);
-    } catch (const json::exception& e) {
-      fail(ErrorCode::invalid_format, fmt::format("header is not valid JSON: {}", e.what()), {},
-           kLengthBytes);
+      case JsonProblem::Kind::duplicate_key:
+        fail(ErrorCode::invalid_format, "duplicate tensor name in header", problem.detail,
+             kLengthBytes);
+      case JsonProblem::Kind::syntax:
+        fail(ErrorCode::invalid_format, fmt::format("header is not valid JSON: {}", problem.detail),
+             {}, kLengthBytes + problem.offset);
     }
+    json header = parse_checked_json(text);
     if (!header.is_object())
       fail(ErrorCode::invalid_format, "header is not a JSON object", {}, kLengthBytes);
     return header;
