@@ -2,6 +2,8 @@
 // casts on hash, and the load report in each read mode.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ballast/ballast.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
@@ -90,6 +92,15 @@ TEST_F(Cli, LoadReportsEveryMode) {
   }
   auto text = ballast("load " + shell_quote(path_));
   EXPECT_NE(text.out.find("loaded 3 tensors"), std::string::npos) << text.out;
+  // --repeat N: N whole loads in one process, the median reported, each one listed.
+  auto repeated =
+      nlohmann::json::parse(ballast("load --json --repeat 3 " + shell_quote(path_)).out);
+  ASSERT_EQ(repeated["seconds_each"].size(), 3u);
+  std::vector<double> each = repeated["seconds_each"];
+  std::sort(each.begin(), each.end());
+  EXPECT_EQ(repeated["seconds"].get<double>(), each[1]);
+  EXPECT_EQ(repeated["tensors"], 3);
+  EXPECT_EQ(ballast("load --repeat 0 " + shell_quote(path_)).exit_code, 2);
   EXPECT_NE(text.out.find("GB/s"), std::string::npos) << text.out;
 }
 

@@ -1,5 +1,5 @@
 // `ballast load SOURCE [--mode auto|mmap|read|io_uring|direct] [--threads N] [--dtype D]
-// [--transform LIST] [--no-touch] [--json]`: loads every tensor and
+// [--transform LIST] [--no-touch] [--repeat N] [--json]`: loads every tensor and
 // reports bytes, seconds, GB/s and peak memory. Zero-copy (mapped) tensors have every page
 // touched, so the figure includes bringing the bytes into memory, as a real load would (unless
 // --no-touch, which times opening and mapping alone). Bytes are those of the output: every
@@ -7,11 +7,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
@@ -26,6 +28,7 @@ struct LoadOptions {
   std::string transform;
   bool json = false;
   bool no_touch = false;
+  int repeat = 1;
 };
 
 // Reads one byte of every page of a mapped tensor, so the load includes the page faults.
@@ -51,8 +54,15 @@ void draw_progress(size_t done, size_t total, uint64_t bytes) {
   if (done == total) fmt::print(stderr, "\n");
 }
 
-void run(const LoadOptions& options) {
-  WeightLoaderConfig config = loader_config(options.source);
+// One whole load with a new loader: metadata, then every selected tensor in one batch.
+struct LoadResult {
+  WeightFormat format;
+  size_t tensors = 0;
+  uint64_t bytes = 0, zero_copy = 0, checksum = 0;
+  double seconds = 0;
+};
+
+LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& config) {
   auto loader = create_weight_loader(config);
   WeightSource source = parse_source(options.source);
   const auto start = std::chrono::steady_clock::now();
@@ -68,43 +78,59 @@ void run(const LoadOptions& options) {
     specs.push_back(TensorSpec{.name = name, .source = source, .transformations = steps});
   const bool progress = isatty(STDERR_FILENO) && !options.json;
   std::vector<TensorRef> loaded;
-  uint64_t bytes = 0, zero_copy = 0, checksum = 0;
+  LoadResult result{.format = meta.format};
   // One batch, as an engine would load: tensors arrive as they complete (one call at a time).
   loader->load_tensors_streaming(specs, [&](const std::string&, TensorRef tensor) {
     loaded.push_back(std::move(tensor));
     for (const TensorRef& part : tensors_of(loaded.back())) {
       const Tensor& t = *part;
-      bytes += t.nbytes();
+      result.bytes += t.nbytes();
       if (t.is_zero_copy()) {
-        zero_copy += t.nbytes();
-        if (!options.no_touch) checksum += touch_pages(t);
+        result.zero_copy += t.nbytes();
+        if (!options.no_touch) result.checksum += touch_pages(t);
       }
     }
-    if (progress) draw_progress(loaded.size(), specs.size(), bytes);
+    if (progress) draw_progress(loaded.size(), specs.size(), result.bytes);
   });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double gbps = seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.tensors = loaded.size();
+  return result;  // the tensors are released here, before any next repetition
+}
+
+void run(const LoadOptions& options) {
+  WeightLoaderConfig config = loader_config(options.source);
+  std::vector<LoadResult> results;
+  for (int i = 0; i < options.repeat; ++i) results.push_back(load_once(options, config));
+  std::vector<double> each;
+  for (const auto& r : results) each.push_back(r.seconds);
+  std::vector<double> sorted = each;
+  std::sort(sorted.begin(), sorted.end());
+  const double seconds = sorted[sorted.size() / 2];  // the median repetition
+  const LoadResult& r = results.front();
+  const double gbps = seconds > 0 ? static_cast<double>(r.bytes) / seconds / 1e9 : 0.0;
   const unsigned threads = config.num_threads > 0
                                ? static_cast<unsigned>(config.num_threads)
                                : std::max(1u, std::thread::hardware_concurrency());
   if (options.json) {
     nlohmann::json out = {{"source", options.source.source},
-                          {"format", to_string(meta.format)},
+                          {"format", to_string(r.format)},
                           {"mode", options.source.mode},
                           {"threads", threads},
-                          {"tensors", loaded.size()},
-                          {"bytes", bytes},
-                          {"zero_copy_bytes", zero_copy},
+                          {"tensors", r.tensors},
+                          {"bytes", r.bytes},
+                          {"zero_copy_bytes", r.zero_copy},
                           {"seconds", seconds},
+                          {"seconds_each", each},
                           {"gb_per_s", gbps},
                           {"peak_rss_bytes", peak_rss_bytes()},
-                          {"touch_checksum", checksum}};
+                          {"touch_checksum", r.checksum}};
     std::cout << out.dump(2) << "\n";
     return;
   }
-  fmt::print("loaded {} tensors, {} ({} bytes, {} zero-copy) in {:.3f} s: {:.2f} GB/s\n",
-             loaded.size(), human_bytes(bytes), bytes, human_bytes(zero_copy), seconds, gbps);
+  fmt::print("loaded {} tensors, {} ({} bytes, {} zero-copy) in {:.3f} s: {:.2f} GB/s\n", r.tensors,
+             human_bytes(r.bytes), r.bytes, human_bytes(r.zero_copy), seconds, gbps);
+  if (each.size() > 1)
+    fmt::print("median of {} loads, which took {:.3f} s\n", each.size(), fmt::join(each, ", "));
   fmt::print("mode {}, {} threads, peak memory {}\n", options.source.mode, threads,
              human_bytes(peak_rss_bytes()));
 }
@@ -122,6 +148,10 @@ Runner add_load_command(CLI::App& app) {
   cmd->add_flag("--json", options->json, "print one JSON object");
   cmd->add_flag("--no-touch", options->no_touch,
                 "do not touch the pages of mapped tensors (times opening and mapping alone)");
+  cmd->add_option("--repeat", options->repeat,
+                  "load N times in this process, each with a new loader, and report the median "
+                  "(later loads reuse memory the process already faulted in)")
+      ->check(CLI::PositiveNumber);
   return [options] { run(*options); };
 }
 
