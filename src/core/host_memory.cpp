@@ -4,7 +4,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 
 #include "ballast/error.hpp"
@@ -46,11 +45,12 @@ class HugeMapping {
   std::byte* data_ = nullptr;
 };
 
-// Bump allocation out of the current slab; a slab lives as long as its allocations do.
+// Bump allocation out of the current slab; a slab lives as long as its allocations do. Each
+// thread carves from a slab of its own: threads filling neighbouring buffers of one shared slab
+// would fault the same huge page, one zeroing it while the other waits.
 class SlabAllocator {
  public:
   HostBlock allocate(uint64_t size, size_t alignment) {
-    std::lock_guard lock(mutex_);
     auto slab = current_.lock();
     uint64_t at = slab ? round_up(used_, alignment) : 0;
     if (!slab || at + size > slab->size()) {
@@ -63,7 +63,6 @@ class SlabAllocator {
   }
 
  private:
-  std::mutex mutex_;
   std::weak_ptr<HugeMapping> current_;
   uint64_t used_ = 0;
 };
@@ -75,7 +74,7 @@ HostBlock allocate_host_block(uint64_t size, size_t alignment) {
     auto mapping = std::make_shared<HugeMapping>(size);
     return {mapping, mapping->data()};
   }
-  static SlabAllocator slabs;
+  thread_local SlabAllocator slabs;
   return slabs.allocate(size, alignment);
 }
 
