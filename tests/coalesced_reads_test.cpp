@@ -48,15 +48,7 @@ TEST(CoalesceRuns, SpanSourceAndSizeLimitsSplitRuns) {
   EXPECT_TRUE(runs_of({}, limits).empty());
 }
 
-NginxServer& server() {
-  static NginxServer* instance = new NginxServer();  // stopped by the process exit below
-  static const bool stop_at_exit = [] {
-    std::atexit([] { delete instance; });
-    return true;
-  }();
-  (void)stop_at_exit;
-  return *instance;
-}
+NginxServer& server() { return shared_nginx_server(); }
 
 // 300 small tensors of distinct bytes (4 KiB each), then one 2 MiB tensor.
 std::vector<StTensor> small_tensors() {

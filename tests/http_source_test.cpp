@@ -25,15 +25,7 @@ WeightLoaderConfig remote_config() {
   return config;
 }
 
-NginxServer& server() {
-  static NginxServer* instance = new NginxServer();  // stopped by the process exit below
-  static const bool stop_at_exit = [] {
-    std::atexit([] { delete instance; });
-    return true;
-  }();
-  (void)stop_at_exit;
-  return *instance;
-}
+NginxServer& server() { return shared_nginx_server(); }
 
 class GoldenOverHttp : public testing::TestWithParam<std::string> {};
 
