@@ -48,7 +48,7 @@ TEST(CoalesceRuns, SpanSourceAndSizeLimitsSplitRuns) {
   EXPECT_TRUE(runs_of({}, limits).empty());
 }
 
-NginxServer& server() { return shared_nginx_server(); }
+NginxServer& server() { return process_wide<NginxServer>(); }
 
 // 300 small tensors of distinct bytes (4 KiB each), then one 2 MiB tensor.
 std::vector<StTensor> small_tensors() {

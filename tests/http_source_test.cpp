@@ -25,7 +25,7 @@ WeightLoaderConfig remote_config() {
   return config;
 }
 
-NginxServer& server() { return shared_nginx_server(); }
+NginxServer& server() { return process_wide<NginxServer>(); }
 
 class GoldenOverHttp : public testing::TestWithParam<std::string> {};
 

@@ -23,15 +23,7 @@ namespace {
 
 using nlohmann::json;
 
-S3Server& server() {
-  static S3Server* instance = new S3Server();  // stopped by the process exit below
-  static const bool stop_at_exit = [] {
-    std::atexit([] { delete instance; });
-    return true;
-  }();
-  (void)stop_at_exit;
-  return *instance;
-}
+S3Server& server() { return process_wide<S3Server>(); }
 
 WeightLoaderConfig remote_config() {
   WeightLoaderConfig config;

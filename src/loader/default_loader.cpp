@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include <fmt/format.h>
@@ -319,46 +320,51 @@ class DefaultLoader final : public WeightLoader {
     CoalesceLimits limits;
     limits.max_span_bytes = span;
     limits.max_tensor_bytes = std::min(limits.max_tensor_bytes, span);
+    // A job loads one spec on its own (`run` empty) or one coalesced run of small ones.
+    struct Job {
+      size_t first_spec;  // the smallest spec number in the job
+      std::span<const SmallRead> run;
+    };
     std::vector<SmallRead> small;
-    std::vector<std::vector<size_t>> jobs;  // each job: spec numbers, loaded together
+    std::vector<Job> jobs;
     for (size_t i = 0; i < prepared.size(); ++i) {
       const LoadPlan& plan = prepared[i].plan;
       if (plan.out_nbytes <= limits.max_tensor_bytes && coalescible(prepared[i]))
         small.push_back({i, plan.view.data.get(), plan.view.offset, plan.out_nbytes});
       else
-        jobs.push_back({i});
+        jobs.push_back({i, {}});
     }
     for (auto [begin, end] : coalesce_runs(small, limits)) {
-      std::vector<size_t> job;
-      for (size_t k = begin; k < end; ++k) job.push_back(small[k].index);
-      jobs.push_back(std::move(job));
+      const std::span<const SmallRead> run(small.data() + begin, end - begin);
+      const size_t first = std::min_element(run.begin(), run.end(), [](auto& a, auto& b) {
+                             return a.index < b.index;
+                           })->index;
+      jobs.push_back({first, run.size() > 1 ? run : std::span<const SmallRead>{}});
     }
     // Earliest specs first, so a streaming caller gets the first layers first.
-    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
-      return *std::min_element(a.begin(), a.end()) < *std::min_element(b.begin(), b.end());
-    });
+    std::sort(jobs.begin(), jobs.end(),
+              [](const Job& a, const Job& b) { return a.first_spec < b.first_spec; });
 
     parallel_for(&pool_, pool_.size() - 1, jobs.size(), [&](size_t j) {
-      const auto& job = jobs[j];
-      if (job.size() == 1) {
-        deliver(job[0], finish(prepared[job[0]]));
+      const Job& job = jobs[j];
+      if (job.run.empty()) {
+        deliver(job.first_spec, finish(prepared[job.first_spec]));
         return;
       }
-      std::vector<SmallRead> run;
       std::vector<std::byte*> outputs;
       std::vector<TensorRef> tensors;
-      for (size_t i : job) {
-        const PreparedLoad& p = prepared[i];
+      for (const SmallRead& read : job.run) {
+        const PreparedLoad& p = prepared[read.index];
         auto storage = p.device_factory->allocate(p.plan.out_nbytes, config_.alignment);
         outputs.push_back(storage->data());
         tensors.push_back(std::make_shared<Tensor>(p.name, p.plan.out_dtype, p.plan.out_shape,
                                                    storage, 0, p.plan.out_nbytes));
-        run.push_back({i, p.plan.view.data.get(), p.plan.view.offset, p.plan.out_nbytes});
       }
-      auto io = materialize_options(prepared[job.front()]).io;
+      const PreparedLoad& first = prepared[job.run.front().index];
+      auto io = materialize_options(first).io;
       io.staging_bytes_per_thread = std::max<uint64_t>(share - span, 4096);
-      naming_errors(prepared[job.front()], [&] { read_run(run, outputs, io); });
-      for (size_t k = 0; k < job.size(); ++k) deliver(job[k], std::move(tensors[k]));
+      naming_errors(first, [&] { read_run(job.run, outputs, io); });
+      for (size_t k = 0; k < job.run.size(); ++k) deliver(job.run[k].index, std::move(tensors[k]));
     });
   }
 

@@ -1,7 +1,6 @@
 // nginx for tests (see nginx_server.hpp).
 #include "support/nginx_server.hpp"
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -103,15 +102,5 @@ uint64_t NginxServer::settled_body_bytes() const {
 }
 
 void NginxServer::clear_log() const { std::ofstream(dir_ / "access.log", std::ios::trunc); }
-
-NginxServer& shared_nginx_server() {
-  static NginxServer* instance = new NginxServer();  // stopped by the process exit below
-  static const bool stop_at_exit = [] {
-    std::atexit([] { delete instance; });
-    return true;
-  }();
-  (void)stop_at_exit;
-  return *instance;
-}
 
 }  // namespace ballast::test

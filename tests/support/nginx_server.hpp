@@ -46,9 +46,6 @@ class NginxServer {
   std::unique_ptr<Process> process_;
 };
 
-// One server for the whole test process, started on first use and stopped at exit.
-NginxServer& shared_nginx_server();
-
 // Skips the current test when nginx is absent.
 #define BALLAST_REQUIRE_NGINX(server)                                                  \
   do {                                                                                 \

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -68,5 +69,18 @@ class TempDir {
 // Writes bytes to a file (creating folders).
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 std::string read_file(const std::filesystem::path& path);
+
+// One T for the whole test process (a server, say), made on first use and destroyed by an
+// atexit handler, so it stops before the process ends whichever test ran last.
+template <typename T>
+T& process_wide() {
+  static T* instance = new T();
+  static const bool destroy_at_exit = [] {
+    std::atexit([] { delete instance; });
+    return true;
+  }();
+  (void)destroy_at_exit;
+  return *instance;
+}
 
 }  // namespace ballast::test

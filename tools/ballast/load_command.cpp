@@ -99,14 +99,12 @@ LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& confi
 
 void run(const LoadOptions& options) {
   WeightLoaderConfig config = loader_config(options.source);
-  std::vector<LoadResult> results;
-  for (int i = 0; i < options.repeat; ++i) results.push_back(load_once(options, config));
-  std::vector<double> each;
-  for (const auto& r : results) each.push_back(r.seconds);
+  const LoadResult r = load_once(options, config);
+  std::vector<double> each{r.seconds};
+  for (int i = 1; i < options.repeat; ++i) each.push_back(load_once(options, config).seconds);
   std::vector<double> sorted = each;
-  std::sort(sorted.begin(), sorted.end());
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
   const double seconds = sorted[sorted.size() / 2];  // the median repetition
-  const LoadResult& r = results.front();
   const double gbps = seconds > 0 ? static_cast<double>(r.bytes) / seconds / 1e9 : 0.0;
   const unsigned threads = config.num_threads > 0
                                ? static_cast<unsigned>(config.num_threads)
