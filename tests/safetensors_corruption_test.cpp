@@ -81,6 +81,19 @@ std::vector<Corruption> corruptions() {
       {"rank_over_limit",
        header(R"({"a":{"dtype":"U8","shape":[)" + ones_65 + R"(],"data_offsets":[0,16]}})"),
        ErrorCode::limit_exceeded},
+      {"entry_is_an_array", header(R"({"a":[{"dtype":"F32","shape":[4],"data_offsets":[0,16]}]})"),
+       ErrorCode::invalid_format},
+      {"shape_nests_an_array",
+       header(R"({"a":{"dtype":"F32","shape":[[4]],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
+      {"dtype_not_a_string", header(R"({"a":{"dtype":["F32"],"shape":[4],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
+      {"three_offsets", header(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16,16]}})"),
+       ErrorCode::invalid_format},
+      {"metadata_twice",
+       header(
+           R"({"__metadata__":{},"__metadata__":{},"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})"),
+       ErrorCode::invalid_format},
   };
 }
 
@@ -117,6 +130,35 @@ TEST(SafetensorsCorruption, ErrorNamesTensorAndOffset) {
     EXPECT_EQ(e.context().tensor, "w");
     ASSERT_TRUE(e.context().offset.has_value());
   }
+}
+
+// A syntax error anywhere decides the file, even after a problem in the content.
+TEST(SafetensorsCorruption, SyntaxErrorWinsOverAnEarlierContentProblem) {
+  TempDir dir;
+  auto path = dir / "bad.safetensors";
+  write_file(path, safetensors_bytes(R"({"a":5,"b":{"dtype":)", ""));
+  try {
+    create_weight_loader()->get_metadata(WeightSource::file(path));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("not valid JSON"), std::string::npos) << e.what();
+    EXPECT_EQ(e.context().source, path.string());
+  }
+}
+
+// Keys the format does not define, whatever they hold, are ignored; a repeated field counts
+// once, with its last value, as in a JSON object.
+TEST(SafetensorsCorruption, UnknownFieldsAreSkipped) {
+  TempDir dir;
+  auto path = dir / "extra.safetensors";
+  write_file(
+      path,
+      header(
+          R"({"a":{"extra":{"x":[1,{"y":[2,[3]]}]},"dtype":"U8","shape":[9],"shape":[2,8],"data_offsets":[0,16],"note":"n"},"__metadata__":{"k":"v","j":"w"}})"));
+  const WeightMetadata meta = create_weight_loader()->get_metadata(WeightSource::file(path));
+  ASSERT_EQ(meta.tensors.size(), 1u);
+  EXPECT_EQ(meta.tensors.at("a").shape, (Shape{2, 8}));
+  EXPECT_EQ(nlohmann::json::parse(meta.extra), nlohmann::json({{"j", "w"}, {"k", "v"}}));
 }
 
 TEST(SafetensorsCorruption, EveryTruncationFailsCleanly) {

@@ -100,7 +100,7 @@ ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string
                              const Limits& limits) {
   // Bounded nesting: serializing "metadata" recurses once per level.
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  const JsonProblem problem = check_json(text, limits.max_json_depth, false);
+  const JsonProblem problem = check_json(text, limits.max_json_depth);
   if (problem.kind == JsonProblem::Kind::too_deep)
     throw Error(ErrorCode::limit_exceeded,
                 fmt::format("shard index nests deeper than {} levels, the max_json_depth limit",

@@ -199,9 +199,10 @@ class DefaultLoader final : public WeightLoader {
                 {.tensor = tensor});
   }
 
-  // A spec resolved to its plan, before any tensor byte is read.
+  // A spec resolved to its plan, before any tensor byte is read. It points into the spec,
+  // which outlives it.
   struct PreparedLoad {
-    std::string where;  // the source, for errors
+    const WeightSource* source = nullptr;  // described only in errors
     std::string name;
     LoadPlan plan;
     Device device;
@@ -216,7 +217,7 @@ class DefaultLoader final : public WeightLoader {
 
   // `open` finds the checkpoint of a source (the loader's cache, or a batch's memo of it).
   PreparedLoad prepare(const TensorSpec& spec, const CheckpointOpener& open) {
-    PreparedLoad p{.where = describe(spec.source), .device = spec.device};
+    PreparedLoad p{.source = &spec.source, .device = spec.device};
     try {
       // A raw source without a layout takes the spec's dtype and shape.
       std::optional<WeightSource> with_layout;
@@ -237,7 +238,7 @@ class DefaultLoader final : public WeightLoader {
         throw;
       }
     } catch (Error& e) {
-      e.with_source(p.where);
+      e.with_source(describe(spec.source));
       throw;
     }
     return p;
@@ -261,7 +262,7 @@ class DefaultLoader final : public WeightLoader {
       return body();
     } catch (Error& e) {
       e.with_tensor(p.name);
-      e.with_source(p.where);
+      e.with_source(describe(*p.source));
       throw;
     }
   }

@@ -1,15 +1,13 @@
 // Linear-time, depth-bounded JSON checks (see bounded_json.hpp).
 #include "util/bounded_json.hpp"
 
-#include <unordered_set>
-
 namespace ballast {
 namespace {
 
 // nlohmann's SAX interface; every value is accepted and dropped.
 class CheckingSax {
  public:
-  CheckingSax(uint32_t max_depth, bool unique_keys) : max_depth_(max_depth), unique_(unique_keys) {}
+  explicit CheckingSax(uint32_t max_depth) : max_depth_(max_depth) {}
 
   bool null() { return true; }
   bool boolean(bool) { return true; }
@@ -22,13 +20,7 @@ class CheckingSax {
   bool start_array(std::size_t) { return open(); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
-  bool key(std::string& name) {
-    if (unique_ && depth_ == 1 && !keys_.insert(name).second) {
-      problem_ = {JsonProblem::Kind::duplicate_key, name};
-      return false;
-    }
-    return true;
-  }
+  bool key(std::string&) { return true; }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& e) {
     problem_ = {JsonProblem::Kind::syntax, e.what(), position};
     return false;
@@ -50,16 +42,14 @@ class CheckingSax {
   }
 
   uint32_t max_depth_;
-  bool unique_;
   uint32_t depth_ = 0;
-  std::unordered_set<std::string> keys_;
   JsonProblem problem_;
 };
 
 }  // namespace
 
-JsonProblem check_json(std::string_view text, uint32_t max_depth, bool unique_top_level_keys) {
-  CheckingSax sax(max_depth, unique_top_level_keys);
+JsonProblem check_json(std::string_view text, uint32_t max_depth) {
+  CheckingSax sax(max_depth);
   nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
   return sax.problem();
 }

@@ -68,19 +68,23 @@ LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& confi
   const auto start = std::chrono::steady_clock::now();
   WeightMetadata meta = loader->get_metadata(source);
   std::vector<std::string> names;
+  names.reserve(meta.tensors.size());
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   const auto steps = load_steps(options.source, options.transform, raw);
 
   std::vector<TensorSpec> specs;
+  specs.reserve(names.size());
   for (const auto& name : names)
     specs.push_back(TensorSpec{.name = name, .source = source, .transformations = steps});
+  const size_t count = specs.size();
   const bool progress = isatty(STDERR_FILENO) && !options.json;
   std::vector<TensorRef> loaded;
   LoadResult result{.format = meta.format};
   // One batch, as an engine would load: tensors arrive as they complete (one call at a time).
-  loader->load_tensors_streaming(specs, [&](const std::string&, TensorRef tensor) {
+  loaded.reserve(count);
+  loader->load_tensors_streaming(std::move(specs), [&](const std::string&, TensorRef tensor) {
     loaded.push_back(std::move(tensor));
     for (const TensorRef& part : tensors_of(loaded.back())) {
       const Tensor& t = *part;
@@ -90,7 +94,7 @@ LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& confi
         if (!options.no_touch) result.checksum += touch_pages(t);
       }
     }
-    if (progress) draw_progress(loaded.size(), specs.size(), result.bytes);
+    if (progress) draw_progress(loaded.size(), count, result.bytes);
   });
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.tensors = loaded.size();

@@ -6,16 +6,13 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
-#include "util/bounded_json.hpp"
+#include "formats/safetensors/header_sax.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
 namespace {
-
-using nlohmann::json;
 
 struct DTypeName {
   std::string_view name;
@@ -53,20 +50,25 @@ class HeaderReader {
   HeaderReader(const ParseContext& ctx) : ctx_(ctx), source_(*ctx.source) {}
 
   Index parse() {
-    uint64_t header_length = read_length();
-    json header = parse_json(header_length);
+    const uint64_t header_length = read_length();
     data_start_ = kLengthBytes + header_length;
     data_size_ = source_.size() - data_start_;
+    const std::vector<std::byte> bytes = source_.read(kLengthBytes, header_length);
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 
     Index index;
     index.format = WeightFormat::safetensors();
-    for (auto& [key, value] : header.items()) {
-      if (key == "__metadata__") {
-        index.extra = metadata_json(value);
-        continue;
-      }
-      index.tensors.push_back(entry(key, value));
+    const HeaderSaxLimits limits{.max_depth = ctx_.limits.max_json_depth,
+                                 .max_kept_numbers = std::max(ctx_.limits.max_dims, 2u),
+                                 .base_offset = kLengthBytes};
+    try {
+      index.extra = read_safetensors_header(
+          text, limits, [&](RawHeaderEntry& raw) { index.tensors.push_back(entry(raw)); });
+    } catch (Error& e) {
+      e.with_source(source_.name());
+      throw;
     }
+    sort_and_refuse_duplicates(index);
     check_tiling(index);
     return index;
   }
@@ -102,86 +104,42 @@ class HeaderReader {
     return n;
   }
 
-  json parse_json(uint64_t length) const {
-    std::vector<std::byte> bytes = source_.read(kLengthBytes, length);
-    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    const uint32_t max_depth = ctx_.limits.max_json_depth;
-    const JsonProblem problem = check_json(text, max_depth, /*unique_top_level_keys=*/true);
-    switch (problem.kind) {
-      case JsonProblem::Kind::none: break;
-      case JsonProblem::Kind::too_deep:
-        fail(ErrorCode::limit_exceeded,
-             fmt::format("JSON header nests deeper than {} levels", max_depth), {}, kLengthBytes);
-      case JsonProblem::Kind::duplicate_key:
-        fail(ErrorCode::invalid_format, "duplicate tensor name in header", problem.detail,
-             kLengthBytes);
-      case JsonProblem::Kind::syntax:
-        fail(ErrorCode::invalid_format, fmt::format("header is not valid JSON: {}", problem.detail),
-             {}, kLengthBytes + problem.offset);
-    }
-    json header = parse_checked_json(text);
-    if (!header.is_object())
-      fail(ErrorCode::invalid_format, "header is not a JSON object", {}, kLengthBytes);
-    return header;
-  }
-
-  std::string metadata_json(const json& value) const {
-    if (!value.is_object())
-      fail(ErrorCode::invalid_format, "__metadata__ is not an object of strings", "__metadata__");
-    for (auto& [k, v] : value.items())
-      if (!v.is_string())
-        fail(ErrorCode::invalid_format,
-             fmt::format("__metadata__ value for '{}' is not a string", k), "__metadata__");
-    return value.dump();
-  }
-
-  static DType parse_dtype_name(const std::string& name, bool& known) {
+  static std::optional<DType> parse_dtype_name(std::string_view name) {
     for (const auto& d : kDTypes)
-      if (d.name == name) {
-        known = true;
-        return d.dtype;
-      }
-    known = false;
-    return DType::u8;
+      if (d.name == name) return d.dtype;
+    return std::nullopt;
   }
 
-  TensorEntry entry(const std::string& name, const json& value) {
-    if (!value.is_object()) fail(ErrorCode::invalid_format, "tensor entry is not an object", name);
-    const auto dtype_it = value.find("dtype");
-    const auto shape_it = value.find("shape");
-    const auto offsets_it = value.find("data_offsets");
-    if (dtype_it == value.end() || !dtype_it->is_string())
-      fail(ErrorCode::invalid_format, "tensor entry lacks a string 'dtype'", name);
-    if (shape_it == value.end() || !shape_it->is_array())
+  TensorEntry entry(RawHeaderEntry& raw) const {
+    const std::string& name = raw.name;
+    if (!raw.dtype) fail(ErrorCode::invalid_format, "tensor entry lacks a string 'dtype'", name);
+    if (!raw.shape.present)
       fail(ErrorCode::invalid_format, "tensor entry lacks a 'shape' array", name);
-    if (offsets_it == value.end() || !offsets_it->is_array() || offsets_it->size() != 2)
+    if (!raw.data_offsets.present || raw.data_offsets.count != 2)
       fail(ErrorCode::invalid_format, "tensor entry lacks 'data_offsets' [begin, end]", name);
 
-    TensorEntry e;
-    e.name = name;
-    bool known = false;
-    e.dtype = parse_dtype_name(dtype_it->get<std::string>(), known);
-    if (!known)
-      fail(ErrorCode::unsupported,
-           fmt::format("unknown safetensors dtype '{}'", dtype_it->get<std::string>()), name);
-    if (shape_it->size() > ctx_.limits.max_dims)
+    const std::optional<DType> dtype = parse_dtype_name(*raw.dtype);
+    if (!dtype)
+      fail(ErrorCode::unsupported, fmt::format("unknown safetensors dtype '{}'", *raw.dtype), name);
+    if (raw.shape.count > ctx_.limits.max_dims)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("rank {} exceeds the limit of {}", shape_it->size(), ctx_.limits.max_dims),
+           fmt::format("rank {} exceeds the limit of {}", raw.shape.count, ctx_.limits.max_dims),
            name);
-    for (const auto& d : *shape_it) {
-      if (!d.is_number_unsigned())
-        fail(ErrorCode::invalid_format, "shape holds a value that is not a non-negative integer",
-             name);
-      uint64_t dim = d.get<uint64_t>();
+    if (!raw.shape.all_unsigned)
+      fail(ErrorCode::invalid_format, "shape holds a value that is not a non-negative integer",
+           name);
+    if (!raw.data_offsets.all_unsigned)
+      fail(ErrorCode::invalid_format, "data_offsets are not non-negative integers", name);
+
+    TensorEntry e;
+    e.dtype = *dtype;
+    e.shape.reserve(raw.shape.kept.size());
+    for (uint64_t dim : raw.shape.kept) {
       if (dim > static_cast<uint64_t>(INT64_MAX))
         fail(ErrorCode::invalid_format, "shape dimension overflows", name);
       e.shape.push_back(static_cast<int64_t>(dim));
     }
-    for (const auto& o : *offsets_it)
-      if (!o.is_number_unsigned())
-        fail(ErrorCode::invalid_format, "data_offsets are not non-negative integers", name);
-    uint64_t begin = (*offsets_it)[0].get<uint64_t>();
-    uint64_t end = (*offsets_it)[1].get<uint64_t>();
+    const uint64_t begin = raw.data_offsets.kept[0], end = raw.data_offsets.kept[1];
     if (end < begin)
       fail(ErrorCode::invalid_format, fmt::format("data_offsets end {} < begin {}", end, begin),
            name);
@@ -203,9 +161,23 @@ class HeaderReader {
            fmt::format("data_offsets span {} bytes but shape and dtype need {}", end - begin,
                        *nbytes),
            name, data_start_ + begin);
+    e.name = std::move(raw.name);
     e.data = ctx_.source;
     e.offset = data_start_ + begin;
     return e;
+  }
+
+  // Entries in name order, as the JSON object would hold them; a name twice is refused
+  // (compared decoded, so "a" and "\u0061" collide).
+  void sort_and_refuse_duplicates(Index& index) const {
+    auto& tensors = index.tensors;
+    std::sort(tensors.begin(), tensors.end(),
+              [](const TensorEntry& a, const TensorEntry& b) { return a.name < b.name; });
+    const auto twice = std::adjacent_find(
+        tensors.begin(), tensors.end(),
+        [](const TensorEntry& a, const TensorEntry& b) { return a.name == b.name; });
+    if (twice != tensors.end())
+      fail(ErrorCode::invalid_format, "duplicate tensor name in header", twice->name, kLengthBytes);
   }
 
   // The byte ranges, sorted, must cover the data buffer exactly once.
