@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "ballast/storage.hpp"
@@ -13,6 +16,26 @@ namespace ballast {
 namespace {
 
 uintptr_t address(const std::byte* p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Resident bytes of the mapping that holds `p`, from /proc/self/smaps.
+uint64_t resident_bytes_of_mapping(const std::byte* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    if (std::istringstream range(line); range >> std::hex >> begin >> dash >> end && dash == '-') {
+      inside = begin <= address(p) && address(p) < end;
+      continue;
+    }
+    uint64_t kib = 0;
+    if (inside && line.rfind("Rss:", 0) == 0 && std::istringstream(line.substr(4)) >> kib)
+      return kib * 1024;
+  }
+  ADD_FAILURE() << "no mapping holds the block";
+  return 0;
+}
 
 TEST(HostMemory, SmallAllocationsShareOneSlabAndKeepTheirAlignment) {
   auto first = allocate_host_block(1000, 64);
@@ -39,6 +62,17 @@ TEST(HostMemory, LargeAllocationsGetTheirOwnHugePageAlignedMapping) {
   EXPECT_EQ(address(large.data) % (2u << 20), 0u);
   std::memset(large.data, 7, kDedicatedMappingBytes);
   EXPECT_EQ(large.data[kDedicatedMappingBytes - 1], std::byte{7});
+}
+
+// A dedicated mapping ends at the block's last 4 KiB page: a 5 MiB block is not resident as
+// 6 MiB because its last huge page was only half used.
+TEST(HostMemory, ALargeBlockIsResidentAsItsOwnPagesOnly) {
+  const uint64_t size = (5u << 20) + 100;
+  auto large = allocate_host_block(size, 64);
+  std::memset(large.data, 3, size);
+  const uint64_t pages = (size + 4095) / 4096 * 4096;
+  EXPECT_GE(resident_bytes_of_mapping(large.data), size);
+  EXPECT_LE(resident_bytes_of_mapping(large.data), pages);
 }
 
 TEST(HostMemory, AFullSlabStartsANewOne) {

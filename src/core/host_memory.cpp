@@ -15,10 +15,14 @@ constexpr uint64_t kHugePage = 2u << 20;
 
 uint64_t round_up(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
 
-// One private anonymous mapping whose start is 2 MiB aligned, advised to use huge pages.
+constexpr uint64_t kPage = 4096;
+
+// One private anonymous mapping whose start is 2 MiB aligned, advised to use huge pages. Its
+// size is rounded to 4 KiB pages only: the whole 2 MiB extents get huge pages and a shorter
+// tail gets small ones, so a 5 MiB tensor is not zeroed and resident as 6 MiB.
 class HugeMapping {
  public:
-  explicit HugeMapping(uint64_t size) : size_(round_up(std::max<uint64_t>(size, 1), kHugePage)) {
+  explicit HugeMapping(uint64_t size) : size_(round_up(std::max<uint64_t>(size, 1), kPage)) {
     // Over-reserve by one huge page, then unmap the unaligned head and the spare tail.
     const uint64_t reserve = size_ + kHugePage;
     void* raw = mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -32,6 +36,9 @@ class HugeMapping {
     std::byte* tail = data_ + size_;
     if (tail < start + reserve) munmap(tail, static_cast<size_t>(start + reserve - tail));
     madvise(data_, size_, MADV_HUGEPAGE);  // advisory: without THP the mapping still works
+    // The small-page tail is faulted in one call, cheaper than a trap per page while filling.
+    const uint64_t huge_part = size_ / kHugePage * kHugePage;
+    if (huge_part < size_) madvise(data_ + huge_part, size_ - huge_part, MADV_POPULATE_WRITE);
   }
   ~HugeMapping() { munmap(data_, size_); }
   HugeMapping(const HugeMapping&) = delete;
