@@ -104,5 +104,20 @@ TEST_F(Cli, LoadReportsEveryMode) {
   EXPECT_NE(text.out.find("GB/s"), std::string::npos) << text.out;
 }
 
+// --arena: the tensors go into one block sized from the metadata (cast included), every load
+// of a --repeat into the same block; it cannot size the outputs of --transform.
+TEST_F(Cli, LoadIntoAnArena) {
+  auto r = ballast("load --json --arena --mode read --repeat 2 --dtype f64 " + shell_quote(path_));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["tensors"], 3);
+  EXPECT_EQ(report["bytes"], 56);  // 7 elements of 8 bytes
+  EXPECT_EQ(report["zero_copy_bytes"], 0);
+  EXPECT_GE(report["arena_bytes"].get<uint64_t>(), 56u);
+  EXPECT_EQ(nlohmann::json::parse(ballast("load --json " + shell_quote(path_)).out)["arena_bytes"],
+            0);
+  EXPECT_EQ(ballast("load --arena --transform transpose " + shell_quote(path_)).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace ballast::test

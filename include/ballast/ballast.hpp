@@ -1,6 +1,7 @@
 // ballast: load model weights fast, safely and exactly. This header includes the whole API.
 #pragma once
 
+#include "ballast/arena.hpp"
 #include "ballast/byte_source.hpp"
 #include "ballast/config.hpp"
 #include "ballast/dequantize.hpp"
