@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "ballast/error.hpp"
+#include "ballast/ballast.hpp"
 #include "formats/numpy/numpy_parser.hpp"
 #include "support/parse_and_read.hpp"
 #include "support/test_support.hpp"
@@ -222,6 +222,23 @@ TEST(NumpyHostile, EveryTruncationFailsCleanly) {
       }
     }
   }
+}
+
+// Member names are the archive's bytes, not necessarily UTF-8: the list of skipped arrays in
+// the metadata, and the CLI's JSON, show them with U+FFFD (found by fuzz_numpy).
+TEST(NumpyHostile, NamesThatAreNotUtf8AreReplacedInJson) {
+  TempDir dir;
+  const auto path = dir / "names.npz";
+  write_file(
+      path, npz({{.name = "\xff\xfe.npy", .data = npy(dict("'<U4'", "(2,)"), std::string(32, 'a'))},
+                 {.name = "ok.npy", .data = kF32x6}}));
+  const WeightMetadata meta = create_weight_loader()->get_metadata(WeightSource::file(path));
+  EXPECT_EQ(meta.tensors.count("ok"), 1u);
+  const auto extra = nlohmann::json::parse(meta.extra);
+  EXPECT_TRUE(extra["skipped"].contains("\xEF\xBF\xBD\xEF\xBF\xBD")) << meta.extra;
+  const auto r = run_command(cli_path() + " inspect --json " + shell_quote(path.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
 }
 
 TEST(NumpyHostile, ProbeClaimsNpyAndNpzButNotTorchZips) {

@@ -91,7 +91,8 @@ CachedObject ObjectCache::fetch(const std::string& key, const std::string& sourc
       download_into(p.blob, info.size, std::nullopt, source, fetch_bytes, progress);
       write_atomically(
           p.record,
-          nlohmann::json{{"source", source}, {"etag", info.etag}, {"size", info.size}}.dump());
+          nlohmann::json{{"source", source}, {"etag", info.etag}, {"size", info.size}}.dump(
+              -1, ' ', false, nlohmann::json::error_handler_t::replace));  // a server's bytes
     }
     touch(p.record);
   }

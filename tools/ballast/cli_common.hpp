@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "ballast/ballast.hpp"
 
@@ -50,5 +51,8 @@ std::vector<TensorRef> tensors_of(const TensorRef& loaded);
 
 std::string shape_text(const Shape& shape);
 std::string human_bytes(uint64_t bytes);
+// JSON output; strings from a file (tensor names, metadata) that are not UTF-8 are printed
+// with U+FFFD in place of the bad bytes.
+std::string json_text(const nlohmann::json& value, int indent = 2);
 
 }  // namespace ballast::cli

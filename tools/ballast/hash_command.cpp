@@ -57,7 +57,7 @@ void run(const HashOptions& options) {
                    shape_text(t->shape()));
     }
   }
-  if (options.json) std::cout << out.dump(2) << "\n";
+  if (options.json) std::cout << json_text(out) << "\n";
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ std::string summarize(const nlohmann::json& value) {
     for (size_t i = 0; i < 3; ++i) head += summarize(value[i]) + ", ";
     return fmt::format("[{} items: {}...]", value.size(), head);
   }
-  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  std::string text = value.is_string() ? value.get<std::string>() : json_text(value, -1);
   constexpr size_t kMaxChars = 120;
   if (text.size() > kMaxChars)
     text = text.substr(0, kMaxChars) + fmt::format("... ({} chars)", text.size());
@@ -64,7 +64,7 @@ void run(const InspectOptions& options) {
                               {"shape", info.shape},
                               {"nbytes", info.nbytes}});
   out["metadata"] = extra;
-  std::cout << out.dump(2) << "\n";
+  std::cout << json_text(out) << "\n";
 }
 
 }  // namespace

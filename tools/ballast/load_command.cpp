@@ -188,7 +188,7 @@ void run(const LoadOptions& options) {
                           {"gb_per_s", gbps},
                           {"peak_rss_bytes", peak_rss_bytes()},
                           {"touch_checksum", r.checksum}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return;
   }
   fmt::print("loaded {} tensors, {} ({} bytes, {} zero-copy) in {:.3f} s: {:.2f} GB/s\n", r.tensors,

@@ -63,7 +63,10 @@ Index parse_npz(const ParseContext& ctx) {
                   {.source = ctx.source->name()});
     index.tensors.push_back(make_entry(std::move(name), h, std::move(member)));
   }
-  if (!skipped.empty()) index.extra = nlohmann::json{{"skipped", skipped}}.dump();
+  // Names and reasons quote the file's bytes, which need not be UTF-8.
+  if (!skipped.empty())
+    index.extra = nlohmann::json{{"skipped", skipped}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
   return index;
 }
 
