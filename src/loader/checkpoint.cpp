@@ -113,7 +113,12 @@ void Checkpoint::parse_shard(Shard& shard) {
 
 Checkpoint::Shard& Checkpoint::parsed_shard(size_t i) {
   Shard& shard = *shards_.at(i);
-  std::call_once(shard.parsed, [&] { parse_shard(shard); });
+  if (shard.parsed.load(std::memory_order_acquire)) return shard;
+  std::lock_guard lock(shard.parse_mutex);
+  if (!shard.parsed.load(std::memory_order_relaxed)) {
+    parse_shard(shard);  // a throw leaves the shard unparsed
+    shard.parsed.store(true, std::memory_order_release);
+  }
   return shard;
 }
 
@@ -189,7 +194,7 @@ std::string Checkpoint::extra_json() {
 std::vector<std::filesystem::path> Checkpoint::files() const {
   std::vector<std::filesystem::path> out;
   for (const auto& s : shards_)
-    if (!s->path.empty()) out.push_back(s->path);
+    if (s->parsed.load(std::memory_order_acquire) && !s->path.empty()) out.push_back(s->path);
   return out;
 }
 

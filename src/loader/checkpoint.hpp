@@ -6,6 +6,7 @@
 // parsed at most once (a failed parse is retried by the next request and fails the same way).
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -69,7 +70,11 @@ class Checkpoint {
   struct Shard {
     ShardLocation location;
     std::filesystem::path path;  // the local file, once parsed (empty for memory and URLs)
-    std::once_flag parsed;
+    // Set once the shard is parsed. Not std::call_once: a parse that throws must leave the
+    // shard for the next request to retry, and call_once built on pthread_once does not
+    // (under ThreadSanitizer its interceptor left later callers waiting forever).
+    std::atomic<bool> parsed{false};
+    std::mutex parse_mutex;
     Index index;
     std::map<std::string, size_t, std::less<>> by_name;
   };
