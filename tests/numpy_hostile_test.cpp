@@ -225,12 +225,14 @@ TEST(NumpyHostile, EveryTruncationFailsCleanly) {
 }
 
 // Member names are the archive's bytes, not necessarily UTF-8: the list of skipped arrays in
-// the metadata, and the CLI's JSON, show them with U+FFFD (found by fuzz_numpy).
-TEST(NumpyHostile, NamesThatAreNotUtf8AreReplacedInJson) {
+// the metadata, and the CLI's JSON, show them with U+FFFD (found by fuzz_numpy); `convert`
+// refuses to write such a name into a safetensors header, and leaves no file behind.
+TEST(NumpyHostile, NamesThatAreNotUtf8AreReplacedInJsonAndRefusedByConvert) {
   TempDir dir;
   const auto path = dir / "names.npz";
   write_file(
       path, npz({{.name = "\xff\xfe.npy", .data = npy(dict("'<U4'", "(2,)"), std::string(32, 'a'))},
+                 {.name = "\xfd.npy", .data = kF32x6},
                  {.name = "ok.npy", .data = kF32x6}}));
   const WeightMetadata meta = create_weight_loader()->get_metadata(WeightSource::file(path));
   EXPECT_EQ(meta.tensors.count("ok"), 1u);
@@ -239,6 +241,19 @@ TEST(NumpyHostile, NamesThatAreNotUtf8AreReplacedInJson) {
   const auto r = run_command(cli_path() + " inspect --json " + shell_quote(path.string()));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+  const auto out = dir / "out.safetensors";
+  const auto convert = run_command(cli_path() + " convert " + shell_quote(path.string()) + " " +
+                                   shell_quote(out.string()));
+  EXPECT_EQ(convert.exit_code, 1);
+  EXPECT_NE(convert.err.find("not UTF-8"), std::string::npos) << convert.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto only_ok = run_command(cli_path() + " convert " + shell_quote(path.string()) + " " +
+                                   shell_quote(out.string()) + " --tensor ok");
+  EXPECT_EQ(only_ok.exit_code, 0) << only_ok.err;
+  size_t leftovers = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    leftovers += e.path().filename().string().starts_with(".");
+  EXPECT_EQ(leftovers, 0u);
 }
 
 TEST(NumpyHostile, ProbeClaimsNpyAndNpzButNotTorchZips) {

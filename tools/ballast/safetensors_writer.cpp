@@ -15,6 +15,18 @@
 namespace ballast::cli {
 namespace {
 
+// A safetensors header is JSON, which holds only UTF-8; names from GGUF, pickles or npz
+// members may be any bytes. Such a name is refused rather than silently rewritten.
+void require_utf8_name(const std::string& name) {
+  try {
+    (void)nlohmann::json(name).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw Error(ErrorCode::invalid_argument,
+                "the tensor name is not UTF-8, which a safetensors header requires",
+                {.tensor = name});
+  }
+}
+
 struct StName {
   DType dtype;
   const char* name;
@@ -116,6 +128,7 @@ SafetensorsWriter::~SafetensorsWriter() {
 }
 
 void SafetensorsWriter::add(const Tensor& tensor) {
+  require_utf8_name(tensor.name());
   st_name(tensor.dtype(), tensor.name());
   for (const Entry& e : entries_)
     if (e.name == tensor.name())
@@ -139,7 +152,9 @@ void SafetensorsWriter::finish(const std::map<std::string, std::string>& metadat
                       {"data_offsets", {offset, offset + e.nbytes}}};
     offset += e.nbytes;
   }
-  std::string text = header.dump();
+  // Names are UTF-8 (add() checks); metadata text (a source path) may not be, and is kept
+  // with U+FFFD for the bad bytes.
+  std::string text = header.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
   const uint64_t length = text.size();
   unsigned char prefix[8];
