@@ -14,6 +14,7 @@
 #include "ballast/error.hpp"
 #include "remote/cache_files.hpp"
 #include "remote/sha256.hpp"
+#include "util/json_text.hpp"
 
 namespace ballast {
 namespace {
@@ -91,8 +92,8 @@ CachedObject ObjectCache::fetch(const std::string& key, const std::string& sourc
       download_into(p.blob, info.size, std::nullopt, source, fetch_bytes, progress);
       write_atomically(
           p.record,
-          nlohmann::json{{"source", source}, {"etag", info.etag}, {"size", info.size}}.dump(
-              -1, ' ', false, nlohmann::json::error_handler_t::replace));  // a server's bytes
+          lossy_json_text(nlohmann::json{
+              {"source", source}, {"etag", info.etag}, {"size", info.size}}));  // a server's bytes
     }
     touch(p.record);
   }

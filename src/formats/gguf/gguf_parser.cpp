@@ -15,6 +15,7 @@
 #include "formats/gguf/gguf_cursor.hpp"
 #include "formats/gguf/gguf_metadata.hpp"
 #include "util/checked.hpp"
+#include "util/json_text.hpp"
 
 namespace ballast {
 namespace {
@@ -42,7 +43,7 @@ class GgufReader {
     Index index;
     index.format = WeightFormat::gguf();
     index.tensors = std::move(tensors_);
-    index.extra = extra_.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    index.extra = lossy_json_text(extra_);
     return index;
   }
 

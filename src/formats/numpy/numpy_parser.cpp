@@ -8,6 +8,7 @@
 #include "formats/numpy/npy_header.hpp"
 #include "formats/zip/zip_archive.hpp"
 #include "util/checked.hpp"
+#include "util/json_text.hpp"
 
 namespace ballast {
 namespace {
@@ -64,9 +65,7 @@ Index parse_npz(const ParseContext& ctx) {
     index.tensors.push_back(make_entry(std::move(name), h, std::move(member)));
   }
   // Names and reasons quote the file's bytes, which need not be UTF-8.
-  if (!skipped.empty())
-    index.extra = nlohmann::json{{"skipped", skipped}}.dump(
-        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (!skipped.empty()) index.extra = lossy_json_text(nlohmann::json{{"skipped", skipped}});
   return index;
 }
 

@@ -10,6 +10,7 @@
 #include "formats/onnx/onnx_schema.hpp"
 #include "formats/onnx/onnx_tensor.hpp"
 #include "formats/onnx/protobuf_wire.hpp"
+#include "util/json_text.hpp"
 
 namespace ballast {
 namespace {
@@ -59,7 +60,7 @@ class ModelWalker {
     Index index;
     index.format = WeightFormat::onnx();
     index.tensors = std::move(tensors_);
-    index.extra = extra.dump(-1, ' ', false, json::error_handler_t::replace);
+    index.extra = lossy_json_text(extra);
     return index;
   }
 

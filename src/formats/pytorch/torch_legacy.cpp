@@ -10,6 +10,7 @@
 #include "formats/pytorch/torch_checkpoint.hpp"
 #include "formats/pytorch/torch_containers.hpp"
 #include "util/checked.hpp"
+#include "util/json_text.hpp"
 
 namespace ballast {
 namespace {
@@ -60,7 +61,7 @@ class LegacyReader {
                             {"byteorder", byte_order == ByteOrder::big ? "big" : "little"}};
     if (!objects.values.empty()) extra["values"] = std::move(objects.values);
     if (!objects.skipped.empty()) extra["skipped"] = std::move(objects.skipped);
-    index.extra = extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    index.extra = lossy_json_text(extra);
     return index;
   }
 

@@ -8,6 +8,7 @@
 #include "formats/pytorch/torch_checkpoint.hpp"
 #include "formats/pytorch/torch_containers.hpp"
 #include "formats/zip/zip_archive.hpp"
+#include "util/json_text.hpp"
 
 namespace ballast {
 namespace {
@@ -126,7 +127,7 @@ Index parse_torch_zip(const ParseContext& ctx) {
     if (std::string v = small_record(archive, root + record); !v.empty()) extra[key] = v;
   if (!objects.values.empty()) extra["values"] = std::move(objects.values);
   if (!objects.skipped.empty()) extra["skipped"] = std::move(objects.skipped);
-  index.extra = extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  index.extra = lossy_json_text(extra);
   return index;
 }
 

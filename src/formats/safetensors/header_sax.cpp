@@ -58,9 +58,7 @@ class HeaderSax {
         return true;
       }
       in_entry_ = true;
-      entry_.dtype.reset();
-      entry_.shape = {};
-      entry_.data_offsets = {};
+      for (Field f : {Field::dtype, Field::shape, Field::data_offsets}) forget(f);
       return true;
     }
     value_is_not_what_was_expected(depth_ - 1);
@@ -95,10 +93,7 @@ class HeaderSax {
                : name == "shape"        ? Field::shape
                : name == "data_offsets" ? Field::data_offsets
                                         : Field::other;
-      // A repeated key replaces the earlier value, as in a JSON object.
-      if (field_ == Field::dtype) entry_.dtype.reset();
-      if (field_ == Field::shape) entry_.shape = {};
-      if (field_ == Field::data_offsets) entry_.data_offsets = {};
+      forget(field_);  // a repeated key replaces the earlier value, as in a JSON object
     } else if (depth_ == 2) {
       metadata_key_ = std::move(name);
     }
@@ -139,6 +134,13 @@ class HeaderSax {
  private:
   enum class Field : uint8_t { dtype, shape, data_offsets, other };
 
+  // Drops what the entry holds for `field`.
+  void forget(Field field) {
+    if (field == Field::dtype) entry_.dtype.reset();
+    if (field == Field::shape) entry_.shape.clear();
+    if (field == Field::data_offsets) entry_.data_offsets.clear();
+  }
+
   // Content is still being checked: no problem yet and not inside a skipped value.
   bool active() const { return !content_ && skip_from_ == 0; }
 
@@ -177,10 +179,7 @@ class HeaderSax {
                     fmt::format("__metadata__ value for '{}' is not a string", metadata_key_),
                     std::string(kMetadataKey));
     } else if (level == 2) {
-      // A field of the wrong type counts as missing; the sink names it.
-      if (field_ == Field::dtype) entry_.dtype.reset();
-      if (field_ == Field::shape) entry_.shape = {};
-      if (field_ == Field::data_offsets) entry_.data_offsets = {};
+      forget(field_);  // a field of the wrong type counts as missing; the sink names it
     } else if (level == 3 && collecting_) {
       collecting_->all_unsigned = false;
       ++collecting_->count;

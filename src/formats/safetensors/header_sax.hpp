@@ -23,6 +23,14 @@ struct RawHeaderEntry {
     uint64_t count = 0;          // elements in the array
     bool all_unsigned = true;    // every element is a non-negative integer
     std::vector<uint64_t> kept;  // the first elements, up to HeaderSaxLimits::max_kept_numbers
+
+    // Back to "absent", keeping kept's capacity for the next entry.
+    void clear() {
+      present = false;
+      count = 0;
+      all_unsigned = true;
+      kept.clear();
+    }
   };
   std::string name;
   std::optional<std::string> dtype;  // set when "dtype" is a string
