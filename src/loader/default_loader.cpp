@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "ballast/error.hpp"
+#include "core/batch_arena.hpp"
 #include "loader/checkpoint.hpp"
 #include "loader/coalesced_reads.hpp"
 #include "loader/materialize.hpp"
@@ -25,6 +26,7 @@
 #include "remote/remote_context.hpp"
 #include "remote/s3_object.hpp"
 #include "transform/plan.hpp"
+#include "util/checked.hpp"
 #include "util/parallel_for.hpp"
 #include "util/shape_util.hpp"
 #include "util/thread_pool.hpp"
@@ -280,6 +282,34 @@ class DefaultLoader final : public WeightLoader {
     });
   }
 
+  // Points the large owned host tensors of a batch that would each get a buffer of the default
+  // host factory at one arena sized for all of them (see batch_arena.hpp), which the caller
+  // keeps until the batch has allocated. Null, and nothing changed, for fewer than two such
+  // tensors or when the kernel refuses the reservation.
+  std::shared_ptr<BatchArena> place_in_one_arena(std::vector<PreparedLoad>& prepared) {
+    const TensorFactory* host = cpu_tensor_factory().get();
+    std::vector<PreparedLoad*> placed;
+    uint64_t capacity = 0;
+    for (PreparedLoad& p : prepared) {
+      if (!p.device.is_host() || p.device_factory != host ||
+          p.plan.out_nbytes < kArenaMinimumBytes ||
+          !fills_one_owned_buffer(p.plan, config_.read_mode))
+        continue;
+      // Room for the tensor at any alignment offset. A batch whose sizes do not add up in 64
+      // bits (only hostile headers claim that much) is left to fail tensor by tensor.
+      auto room = checked_add(p.plan.out_nbytes, config_.alignment);
+      auto total = room ? checked_add(capacity, *room) : std::nullopt;
+      if (!total) return nullptr;
+      capacity = *total;
+      placed.push_back(&p);
+    }
+    if (placed.size() < 2) return nullptr;
+    auto arena = BatchArena::reserve(capacity);
+    if (!arena) return nullptr;
+    for (PreparedLoad* p : placed) p->device_factory = arena.get();
+    return arena;
+  }
+
   // Small host tensors whose reads cost a round trip or a device I/O each: not from a local
   // file read through the page cache, nor from memory (see coalesced_reads.hpp).
   bool coalescible(const PreparedLoad& p) const {
@@ -312,6 +342,7 @@ class DefaultLoader final : public WeightLoader {
     std::vector<PreparedLoad> prepared(specs.size());
     parallel_for(&pool_, pool_.size() - 1, specs.size(),
                  [&](size_t i) { prepared[i] = prepare(specs[i], open); });
+    const auto arena = place_in_one_arena(prepared);
 
     // A run is staged whole: it takes this thread's staging share (half of it with O_DIRECT,
     // whose bounce buffers take the other half).

@@ -95,17 +95,27 @@ std::shared_ptr<Tensor> zero_copy(const LoadPlan& plan, const std::string& name,
                                   plan.out_nbytes);
 }
 
+// The file mapping a plan may read through in `mode`, or null.
+std::shared_ptr<const MappedRegion> mapping_for(const LoadPlan& plan, ReadMode mode) {
+  if (mode != ReadMode::automatic && mode != ReadMode::mmap) return nullptr;
+  return plan.view.data->mapping();
+}
+
+// True when the plan's tensor is the mapped bytes themselves: no value steps or byte swap, one
+// contiguous run, aligned for its dtype.
+bool can_view_without_copy(const LoadPlan& plan, const MappedRegion* region) {
+  const View& view = plan.view;
+  return region && plan.steps.empty() && !needs_byteswap(view) && view.is_contiguous() &&
+         plan.out_nbytes > 0 &&
+         aligned_for(reinterpret_cast<uintptr_t>(region->data()) + view.offset, view.dtype);
+}
+
 std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::string& name,
                                           const MaterializeOptions& options) {
   const View& view = plan.view;
   const bool swap = needs_byteswap(view);
-  std::shared_ptr<const MappedRegion> region;
-  if (options.read_mode == ReadMode::automatic || options.read_mode == ReadMode::mmap)
-    region = view.data->mapping();
-
-  if (region && plan.steps.empty() && !swap && view.is_contiguous() && plan.out_nbytes > 0 &&
-      aligned_for(reinterpret_cast<uintptr_t>(region->data()) + view.offset, view.dtype))
-    return zero_copy(plan, name, region);
+  std::shared_ptr<const MappedRegion> region = mapping_for(plan, options.read_mode);
+  if (can_view_without_copy(plan, region.get())) return zero_copy(plan, name, region);
   if (options.read_mode == ReadMode::mmap && !region && plan.out_nbytes > 0 && plan.steps.empty() &&
       !swap && view.is_contiguous())
     throw Error(ErrorCode::unsupported, "mmap mode was requested but this source cannot be mapped",
@@ -173,6 +183,10 @@ bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode) {
       needs_byteswap(view) || mode == ReadMode::mmap)
     return false;
   return mode != ReadMode::automatic || view.data->mapping() == nullptr;
+}
+
+bool fills_one_owned_buffer(const LoadPlan& plan, ReadMode mode) {
+  return !plan.quantize && !can_view_without_copy(plan, mapping_for(plan, mode).get());
 }
 
 std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,

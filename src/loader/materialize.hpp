@@ -28,6 +28,10 @@ struct MaterializeOptions {
 std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
                                     const MaterializeOptions& options);
 
+// True when materialize allocates exactly one owned host buffer, of plan.out_nbytes, for the
+// plan in `mode`: the tensor is neither a view of a mapped file nor a quantized bundle.
+bool fills_one_owned_buffer(const LoadPlan& plan, ReadMode mode);
+
 // True when materialize would copy the plan's stored bytes unchanged into an owned buffer with
 // one contiguous read: no value steps, quantize or byte swap, and no mapping to view or copy
 // from (so never in mmap mode). Such reads of small tensors may be coalesced.
