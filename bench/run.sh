@@ -25,7 +25,7 @@ if ! command -v fio >/dev/null && [[ $(id -u) -eq 0 ]] && command -v apt-get >/d
 fi
 baseline=$cache/read_baseline
 if [[ ! -x $baseline || $root/bench/read_baseline.cpp -nt $baseline ]]; then
-  c++ -O2 -std=c++20 -o "$baseline" "$root/bench/read_baseline.cpp"
+  c++ -O2 -std=c++20 -pthread -o "$baseline" "$root/bench/read_baseline.cpp"
 fi
 /usr/bin/python3 "$root/bench/make_inputs.py" "$cache"
 exec /usr/bin/python3 "$root/bench/measure.py" --cache "$cache" --ballast "$build/tools/ballast" \
