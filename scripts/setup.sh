@@ -7,7 +7,7 @@ packages=(
   # build
   build-essential cmake ninja-build pkg-config git clang-format
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev zlib1g-dev libcurl4-openssl-dev
-  libgtest-dev libgmock-dev libhwy-dev liburing-dev
+  libgtest-dev libgmock-dev libhwy-dev liburing-dev libbenchmark-dev
   # the asan preset: clang with its sanitizer and libFuzzer runtimes
   clang libclang-rt-14-dev
   # tests: checkpoints written by the real writers
