@@ -146,8 +146,11 @@ class Missing(Exception):
 
 def summarize(rows):
     """The issue's targets, computed from the rows; a target whose rows were not run says so."""
+    def optional_row(group, case):
+        return next((r for r in rows if r["group"] == group and r["case"] == case), None)
+
     def row(group, case):
-        found = next((r for r in rows if r["group"] == group and r["case"] == case), None)
+        found = optional_row(group, case)
         if found is None:
             raise Missing
         return found
@@ -168,17 +171,11 @@ def summarize(rows):
         dd = row(st, "dd bs=16M")
         text = (f"{owned['case']}: {owned['gb_per_s']:.2f} GB/s = "
                 f"{owned['gb_per_s'] / dd['gb_per_s']:.2f}x dd")
-        try:
-            bound = row(st, "read into fresh huge pages, 2 threads")
+        if bound := optional_row(st, "read into fresh huge pages, 2 threads"):
             text += (f"; {owned['gb_per_s'] / bound['gb_per_s']:.2f}x the fresh-memory bound "
                      f"({bound['case']}: {bound['gb_per_s'] / dd['gb_per_s']:.2f}x dd)")
-        except Missing:
-            pass
-        try:
-            arena = row(st, "ballast read t2, into a pre-faulted arena")
+        if arena := optional_row(st, "ballast read t2, into a pre-faulted arena"):
             text += f"; into a pre-faulted arena {arena['gb_per_s'] / dd['gb_per_s']:.2f}x"
-        except Missing:
-            pass
         return text
 
     def mmap_open():
@@ -191,9 +188,7 @@ def summarize(rows):
 
     def direct_vs_fio(group):
         # fio's O_DIRECT figure; without fio, the best O_DIRECT baseline that ran.
-        base = next((r for r in rows if r["group"] == group
-                     and r["case"] == "fio io_uring qd32 direct=1"), None) or best(
-                         group, "direct-baseline")
+        base = optional_row(group, "fio io_uring qd32 direct=1") or best(group, "direct-baseline")
         single = max((r for r in rows if r["group"] == group and r["case"] in
                       ("ballast direct t1", "ballast direct t2")), key=lambda r: r["gb_per_s"])
         into = row(group, "ballast direct t2, into a pre-faulted arena")

@@ -1,13 +1,14 @@
 // The micro-benchmarks' inputs (see bench_inputs.hpp).
 #include "bench_inputs.hpp"
 
-#include <cstring>
+#include "support/safetensors_writer.hpp"
 
 namespace ballast::bench {
 
 std::vector<std::byte> patterned_bytes(size_t bytes) {
   std::vector<std::byte> out(bytes);
-  // 0x3c.. / 0x3f.. high bytes keep every f16, bf16 and f32 finite and near 1.
+  // Every odd byte is 0x3c, so each little-endian f16, bf16 and f32 has a high byte of 0x3c:
+  // finite, neither NaN nor infinity, whatever the random low bytes are.
   uint32_t state = 12345;
   for (size_t i = 0; i < bytes; ++i) {
     state = state * 1664525u + 1013904223u;
@@ -18,20 +19,14 @@ std::vector<std::byte> patterned_bytes(size_t bytes) {
 
 std::string safetensors_in_memory(size_t tensors, size_t data_bytes) {
   const size_t each = data_bytes / tensors / 4 * 4;
-  std::string header = "{";
-  for (size_t i = 0; i < tensors; ++i) {
-    if (i > 0) header += ',';
-    header += "\"model.layers." + std::to_string(i) + ".weight\":{\"dtype\":\"F32\",\"shape\":[" +
-              std::to_string(each / 4) + "],\"data_offsets\":[" + std::to_string(i * each) + "," +
-              std::to_string((i + 1) * each) + "]}";
-  }
-  header += '}';
-  const uint64_t length = header.size();
-  std::string file(8, '\0');
-  std::memcpy(file.data(), &length, 8);  // little-endian on every target we build for
-  file += header;
-  file.append(each * tensors, '\x01');
-  return file;
+  std::vector<test::StTensor> entries;
+  entries.reserve(tensors);
+  for (size_t i = 0; i < tensors; ++i)
+    entries.push_back({"model.layers." + std::to_string(i) + ".weight",
+                       "F32",
+                       {static_cast<int64_t>(each / 4)},
+                       std::string(each, '\x01')});
+  return test::safetensors_file(entries);
 }
 
 }  // namespace ballast::bench

@@ -20,18 +20,24 @@ void BM_cast(benchmark::State& state, DType from, DType to) {
   // Input bytes, as the loader's GB/s figures count them.
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kStreamBytes));
 }
-BENCHMARK_CAPTURE(BM_cast, bf16_to_f32, DType::bf16, DType::f32)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_cast, f16_to_f32, DType::f16, DType::f32)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_cast, f32_to_bf16, DType::f32, DType::bf16)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_cast, f32_to_f16, DType::f32, DType::f16)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+
+struct CastCase {
+  const char* name;
+  DType from;
+  DType to;
+};
+constexpr CastCase kCasts[] = {{"BM_cast/bf16_to_f32", DType::bf16, DType::f32},
+                               {"BM_cast/f16_to_f32", DType::f16, DType::f32},
+                               {"BM_cast/f32_to_bf16", DType::f32, DType::bf16},
+                               {"BM_cast/f32_to_f16", DType::f32, DType::f16}};
+
+const bool casts_registered = [] {
+  for (const CastCase& cast : kCasts)
+    benchmark::RegisterBenchmark(cast.name, BM_cast, cast.from, cast.to)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  return true;
+}();
 
 }  // namespace
 }  // namespace ballast::bench
