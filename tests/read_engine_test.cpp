@@ -1,6 +1,8 @@
 // The read engine on real files: every I/O method (pread, io_uring, O_DIRECT) and the pread
 // fallback return exactly the file's bytes for ranges at odd offsets, split into many chunks
 // read by pool helpers, with staging budgets down to one page; errors and ranges past the end.
+// The O_DIRECT sweep over many ranges: overlapping, unordered, empty, far apart; each reported
+// done exactly once; a file that shrank.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,7 +11,8 @@
 
 #include "ballast/error.hpp"
 #include "io/batch_reader.hpp"
-#include "io/file_reads.hpp"
+#include "io/buffered_reads.hpp"
+#include "io/direct_sweep.hpp"
 #include "io/file_source.hpp"
 #include "io/read_engine.hpp"
 #include "support/test_support.hpp"
@@ -80,9 +83,72 @@ TEST_F(ReadEngineTest, ThePreadFallbackOfTheBatchReaderMatches) {
   EXPECT_EQ(text(out), expected(17, out.size()));
   if (file.direct_fd >= 0) {
     std::fill(out.begin(), out.end(), std::byte{0});
-    read_direct(file, 17, out, 8192, false, "f");
+    const DirectRange range{17, out};
+    sweep_direct(file, {&range, 1}, {.staging_bytes_per_thread = 8192, .use_uring = false}, "f");
     EXPECT_EQ(text(out), expected(17, out.size()));
   }
+}
+
+// Ranges at odd offsets, overlapping, out of order, empty and far apart in one sweep.
+std::vector<std::pair<uint64_t, uint64_t>> scattered_ranges(uint64_t file_size) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges = {
+      {file_size - 5, 5}, {0, 1},
+      {4095, 4098},       {100, 0},
+      {5000, 3 << 20},    {5001, 10},
+      {2 << 20, 300000},  {file_size - 1, 1},
+      {1 << 20, 1 << 20}, {(1 << 20) + 1, (1 << 20) - 1}};
+  std::mt19937 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t at = rng() % file_size;
+    ranges.emplace_back(at, rng() % std::min<uint64_t>(file_size - at, 70000));
+  }
+  return ranges;
+}
+
+TEST_F(ReadEngineTest, OneSweepReadsManyRangesAndReportsEachOnce) {
+  auto source = open_file_source(path_);
+  const auto file = *source->local_file(true);
+  if (file.direct_fd < 0) GTEST_SKIP() << "this file system refuses O_DIRECT";
+  ThreadPool pool(3);
+  const auto wanted = scattered_ranges(bytes_.size());
+  for (bool uring : {true, false})
+    for (uint64_t staging : {uint64_t{4096}, uint64_t{64} << 10, uint64_t{32} << 20}) {
+      SCOPED_TRACE(testing::Message() << "uring " << uring << " staging " << staging);
+      std::vector<std::vector<std::byte>> outs;
+      std::vector<DirectRange> ranges;
+      for (auto [offset, n] : wanted) outs.emplace_back(n);
+      for (size_t i = 0; i < wanted.size(); ++i) ranges.push_back({wanted[i].first, outs[i]});
+      std::vector<std::atomic<int>> reported(ranges.size());
+      sweep_direct(
+          file, ranges,
+          {.staging_bytes_per_thread = staging, .use_uring = uring, .pool = &pool, .helpers = 2},
+          "f", [&](size_t i) { ++reported[i]; });
+      for (size_t i = 0; i < ranges.size(); ++i) {
+        ASSERT_EQ(reported[i].load(), 1) << "range " << i;
+        ASSERT_EQ(text(outs[i]), expected(wanted[i].first, wanted[i].second)) << "range " << i;
+      }
+    }
+}
+
+TEST_F(ReadEngineTest, ASweepOfAFileThatShrankFailsNamingTheOffset) {
+  auto source = open_file_source(path_);
+  const auto file = *source->local_file(true);
+  if (file.direct_fd < 0) GTEST_SKIP() << "this file system refuses O_DIRECT";
+  std::filesystem::resize_file(path_, 1 << 20);
+  std::vector<std::byte> early(1000), late(5000);
+  const std::vector<DirectRange> ranges = {{10, early}, {(1 << 20) - 100, late}};
+  std::vector<size_t> reported;
+  try {
+    sweep_direct(file, ranges, {.staging_bytes_per_thread = 8192}, "f",
+                 [&](size_t i) { reported.push_back(i); });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::io);
+    EXPECT_NE(std::string(e.what()).find("shrank"), std::string::npos) << e.what();
+    EXPECT_EQ(e.context().offset, uint64_t{1} << 20);
+  }
+  EXPECT_EQ(reported, std::vector<size_t>{0});
+  EXPECT_EQ(text(early), expected(10, early.size()));
 }
 
 TEST_F(ReadEngineTest, MemorySourcesAreCopiedInChunks) {

@@ -120,6 +120,39 @@ TEST_F(StreamingLoadTest, StreamingDeliversEveryTensorOnce) {
   }
 }
 
+// With O_DIRECT a batch reads each file's plain tensors in one sweep; mixed with a cast (read
+// on its own) and a second file, every tensor arrives once with exactly the mapped bytes.
+TEST_F(StreamingLoadTest, DirectBatchesSweepEachFileAndDeliverEveryTensorOnce) {
+  const auto second = dir_ / "second.safetensors";
+  write_file(second, safetensors_file({{"extra", "F32", {3000}, f32_bytes(iota_floats(3000, 5))}}));
+  std::vector<TensorSpec> specs;
+  for (int i = 39; i >= 0; --i)
+    specs.push_back({.name = "layers." + std::to_string(i) + ".norm", .source = source()});
+  specs.push_back({.name = "big.weight", .source = source()});
+  specs.push_back({.name = "extra", .source = WeightSource::file(second)});
+  specs.push_back(
+      {.name = "big.weight", .source = source(), .transformations = {Cast{DType::bf16}}});
+  auto reference = create_weight_loader({.read_mode = ReadMode::mmap});
+  std::vector<std::string> want;
+  for (const auto& s : specs) want.push_back(sha256_hex(*reference->load_tensor(s)));
+  for (uint64_t staging : {uint64_t{8192}, uint64_t{64} << 20}) {
+    SCOPED_TRACE(testing::Message() << "staging " << staging);
+    auto loader = create_weight_loader(
+        {.read_mode = ReadMode::direct, .num_threads = 2, .max_staging_bytes = staging});
+    std::mutex mutex;
+    std::multiset<std::string> seen;
+    loader->load_tensors_streaming(specs, [&](const std::string& name, TensorRef t) {
+      std::lock_guard lock(mutex);
+      seen.insert(name + "#" + sha256_hex(*t));
+    });
+    ASSERT_EQ(seen.size(), specs.size());
+    for (size_t i = 0; i < specs.size(); ++i)
+      EXPECT_EQ(seen.count(specs[i].name + "#" + want[i]), 1u) << specs[i].name;
+    const auto batch = loader->load_tensors(specs);
+    for (size_t i = 0; i < specs.size(); ++i) EXPECT_EQ(sha256_hex(*batch[i]), want[i]);
+  }
+}
+
 TEST_F(StreamingLoadTest, StreamingReportsTheFirstFailure) {
   auto loader = create_weight_loader({.num_threads = 2});
   std::vector<TensorSpec> specs = {{.name = "layers.1.norm", .source = source()},

@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
-#include "io/file_reads.hpp"
+#include "io/buffered_reads.hpp"
+#include "io/direct_sweep.hpp"
 #include "util/checked.hpp"
 #include "util/parallel_for.hpp"
 
@@ -33,16 +34,22 @@ void read_into(const ByteSource& source, uint64_t offset, std::span<std::byte> o
     source.read_at(offset, out);
     return;
   }
-  const bool direct = file && options.method == IoMethod::direct && file->direct_fd >= 0;
+  if (file && options.method == IoMethod::direct && file->direct_fd >= 0) {
+    const DirectRange range{offset, out};
+    sweep_direct(*file, {&range, 1},
+                 {.staging_bytes_per_thread = options.staging_bytes_per_thread,
+                  .pool = options.pool,
+                  .helpers = options.helpers},
+                 source.name());
+    return;
+  }
   const bool uring = file && options.method != IoMethod::pread;
   const uint64_t chunk = std::max<uint64_t>(options.chunk_bytes, 1);
   const uint64_t chunks = (out.size() + chunk - 1) / chunk;
   parallel_for(options.pool, options.helpers, chunks, [&](size_t i) {
     const uint64_t at = i * chunk;
     auto part = out.subspan(at, std::min<uint64_t>(chunk, out.size() - at));
-    if (direct)
-      read_direct(*file, offset + at, part, options.staging_bytes_per_thread, true, source.name());
-    else if (uring)
+    if (uring)
       read_buffered(*file, offset + at, part, true, source.name());
     else
       source.read_at(offset + at, part);

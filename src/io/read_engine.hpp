@@ -1,8 +1,9 @@
 // The read engine: fills one destination range from a ByteSource as fast as the storage
-// allows. The range is split into chunks read concurrently by the calling thread and free pool
-// workers; each chunk is read with pread, io_uring (buffered, several pieces in flight) or
-// O_DIRECT through bounded bounce buffers, as the read mode asks. Sources that are neither
-// local files nor memory (HTTP) are read with one read_at call, which does its own splitting.
+// allows, on the calling thread and free pool workers. With pread or io_uring (buffered,
+// several pieces in flight) the range is split into chunks read concurrently; with O_DIRECT it
+// is one sweep (direct_sweep.hpp) whose threads keep their queues full to the range's end.
+// Sources that are neither local files nor memory (HTTP) are read with one read_at call, which
+// does its own splitting.
 #pragma once
 
 #include <cstddef>

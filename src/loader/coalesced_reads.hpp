@@ -1,10 +1,10 @@
 // Coalesced reads of small tensors. Where every read costs a round trip (HTTP, S3 or the Hub
-// read without a cache) or a device I/O of its own (O_DIRECT), small tensors that lie close
-// together in one source are read as one span into staging memory and copied out, so the
-// hundreds of norms and biases of a checkpoint cost a few requests instead of one each. From a
-// page-cached local file a read costs one system call of about a microsecond, less than the
-// extra copy through staging, so those are not coalesced (the loader decides; see
-// DefaultLoader::coalescible).
+// read without a cache), small tensors that lie close together in one source are read as one
+// span into staging memory and copied out, so the hundreds of norms and biases of a checkpoint
+// cost a few requests instead of one each. From a page-cached local file a read costs one
+// system call of about a microsecond, less than the extra copy through staging, so those are
+// not coalesced; with O_DIRECT a local file's tensors are one sweep (direct_sweep.hpp). The
+// loader decides (DefaultLoader::coalescible).
 #pragma once
 
 #include <cstddef>

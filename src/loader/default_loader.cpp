@@ -19,6 +19,7 @@
 
 #include "ballast/error.hpp"
 #include "core/batch_arena.hpp"
+#include "io/direct_sweep.hpp"
 #include "loader/checkpoint.hpp"
 #include "loader/coalesced_reads.hpp"
 #include "loader/materialize.hpp"
@@ -310,19 +311,82 @@ class DefaultLoader final : public WeightLoader {
     return arena;
   }
 
-  // Small host tensors whose reads cost a round trip or a device I/O each: not from a local
-  // file read through the page cache, nor from memory (see coalesced_reads.hpp).
+  // Small host tensors whose reads cost a round trip each: not from a local file or from
+  // memory (see coalesced_reads.hpp).
   bool coalescible(const PreparedLoad& p) const {
     const ByteSource& data = *p.plan.view.data;
-    if (!p.device.is_host() || !is_plain_owned_read(p.plan, config_.read_mode)) return false;
-    if (config_.read_mode == ReadMode::direct) return data.local_file(true).has_value();
-    return !data.local_file(false) && !data.mapping();
+    return p.device.is_host() && is_plain_owned_read(p.plan, config_.read_mode) &&
+           !data.local_file(false) && !data.mapping();
+  }
+
+  // With O_DIRECT, the plain host reads from one local file are one sweep (direct_sweep.hpp)
+  // that keeps the device's queue full across tensors; read tensor by tensor, every tensor's
+  // end would drain it.
+  struct FileSweep {
+    LocalFile file;               // with base 0: the offsets below are file offsets
+    std::vector<size_t> specs;    // in spec order
+    std::vector<uint64_t> first;  // file offset of each spec's bytes
+  };
+
+  std::map<int, FileSweep> plan_sweeps(const std::vector<PreparedLoad>& prepared) const {
+    std::map<int, FileSweep> sweeps;  // by O_DIRECT descriptor: one per open file
+    if (config_.read_mode != ReadMode::direct) return sweeps;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      const PreparedLoad& p = prepared[i];
+      const View& view = p.plan.view;
+      if (!p.device.is_host() || !is_plain_owned_read(p.plan, config_.read_mode) ||
+          !range_inside(view.offset, p.plan.out_nbytes, view.data->size()))
+        continue;
+      auto file = view.data->local_file(true);
+      if (!file || file->direct_fd < 0) continue;
+      FileSweep& sweep = sweeps[file->direct_fd];
+      sweep.file = {.fd = file->fd, .direct_fd = file->direct_fd, .file_size = file->file_size};
+      sweep.specs.push_back(i);
+      sweep.first.push_back(file->base + view.offset);
+    }
+    return sweeps;
+  }
+
+  // Allocates every tensor of `sweep`, reads them in one sweep and delivers each as its last
+  // byte lands. An error names the tensor whose bytes hold the failing offset.
+  void run_sweep(const FileSweep& sweep, const std::vector<PreparedLoad>& prepared,
+                 const std::function<void(size_t, TensorRef)>& deliver) {
+    std::vector<DirectRange> ranges;
+    std::vector<TensorRef> tensors;
+    for (size_t k = 0; k < sweep.specs.size(); ++k) {
+      const PreparedLoad& p = prepared[sweep.specs[k]];
+      auto storage = naming_errors(
+          p, [&] { return p.device_factory->allocate(p.plan.out_nbytes, config_.alignment); });
+      ranges.push_back({sweep.first[k], {storage->data(), p.plan.out_nbytes}});
+      tensors.push_back(std::make_shared<Tensor>(p.name, p.plan.out_dtype, p.plan.out_shape,
+                                                 std::move(storage), 0, p.plan.out_nbytes));
+    }
+    const PreparedLoad& first = prepared[sweep.specs.front()];
+    try {
+      sweep_direct(sweep.file, ranges,
+                   {.staging_bytes_per_thread = config_.max_staging_bytes / pool_.size(),
+                    .pool = &pool_,
+                    .helpers = pool_.size() - 1},
+                   first.plan.view.data->name(),
+                   [&](size_t k) { deliver(sweep.specs[k], std::move(tensors[k])); });
+    } catch (Error& e) {
+      const PreparedLoad* culprit = &first;
+      for (size_t k = 0; k < ranges.size() && e.context().offset; ++k)
+        if (*e.context().offset - ranges[k].offset < ranges[k].out.size()) {
+          culprit = &prepared[sweep.specs[k]];
+          break;
+        }
+      e.with_tensor(culprit->name);
+      e.with_source(describe(*culprit->source));
+      throw;
+    }
   }
 
   // Loads every spec on the pool, handing each tensor to `deliver(i, tensor)` as it completes
   // (from any worker). Specs are resolved first, so a missing tensor fails before any byte is
-  // read; small tensors that coalescible() picks are then read in coalesced runs, and every
-  // other tensor on its own. The first error stops the remaining work and is rethrown.
+  // read; then the plain reads of each local file are one O_DIRECT sweep (plan_sweeps), small
+  // tensors that coalescible() picks are read in coalesced runs, and every other tensor on its
+  // own. The first error stops the remaining work and is rethrown.
   void load_batch(const std::vector<TensorSpec>& specs,
                   const std::function<void(size_t, TensorRef)>& deliver) {
     // Each distinct source's checkpoint is looked up once per batch (the cache lookup stats
@@ -344,23 +408,28 @@ class DefaultLoader final : public WeightLoader {
                  [&](size_t i) { prepared[i] = prepare(specs[i], open); });
     const auto arena = place_in_one_arena(prepared);
 
-    // A run is staged whole: it takes this thread's staging share (half of it with O_DIRECT,
-    // whose bounce buffers take the other half).
+    // A run is staged whole, in this thread's staging share.
     const uint64_t share = config_.max_staging_bytes / pool_.size();
-    const bool direct = config_.read_mode == ReadMode::direct;
-    const uint64_t span = std::min(config_.read_chunk_bytes, direct ? share / 2 : share);
     CoalesceLimits limits;
-    limits.max_span_bytes = span;
-    limits.max_tensor_bytes = std::min(limits.max_tensor_bytes, span);
-    // A job loads one spec on its own (`run` empty) or one coalesced run of small ones.
+    limits.max_span_bytes = std::min(config_.read_chunk_bytes, share);
+    limits.max_tensor_bytes = std::min(limits.max_tensor_bytes, limits.max_span_bytes);
+    // A job loads one spec on its own, one coalesced run of small ones, or one file's sweep.
     struct Job {
       size_t first_spec;  // the smallest spec number in the job
       std::span<const SmallRead> run;
+      const FileSweep* sweep = nullptr;
     };
-    std::vector<SmallRead> small;
+    const auto sweeps = plan_sweeps(prepared);
+    std::vector<bool> swept(prepared.size(), false);
     std::vector<Job> jobs;
+    for (const auto& [fd, sweep] : sweeps) {
+      jobs.push_back({sweep.specs.front(), {}, &sweep});
+      for (size_t i : sweep.specs) swept[i] = true;
+    }
+    std::vector<SmallRead> small;
     for (size_t i = 0; i < prepared.size(); ++i) {
       const LoadPlan& plan = prepared[i].plan;
+      if (swept[i]) continue;
       if (plan.out_nbytes <= limits.max_tensor_bytes && coalescible(prepared[i]))
         small.push_back({i, plan.view.data.get(), plan.view.offset, plan.out_nbytes});
       else
@@ -379,6 +448,10 @@ class DefaultLoader final : public WeightLoader {
 
     parallel_for(&pool_, pool_.size() - 1, jobs.size(), [&](size_t j) {
       const Job& job = jobs[j];
+      if (job.sweep) {
+        run_sweep(*job.sweep, prepared, deliver);
+        return;
+      }
       if (job.run.empty()) {
         deliver(job.first_spec, finish(prepared[job.first_spec]));
         return;
@@ -393,9 +466,7 @@ class DefaultLoader final : public WeightLoader {
                                                    storage, 0, p.plan.out_nbytes));
       }
       const PreparedLoad& first = prepared[job.run.front().index];
-      auto io = materialize_options(first).io;
-      io.staging_bytes_per_thread = std::max<uint64_t>(share - span, 4096);
-      naming_errors(first, [&] { read_run(job.run, outputs, io); });
+      naming_errors(first, [&] { read_run(job.run, outputs, materialize_options(first).io); });
       for (size_t k = 0; k < job.run.size(); ++k) deliver(job.run[k].index, std::move(tensors[k]));
     });
   }
