@@ -1,8 +1,8 @@
 // A local file truncated or replaced while ballast has it open (the SIGBUS hazard of mmap).
-// A source re-checks the file's size before it maps it or hands out a new view, so a
-// truncation seen in time is Error(io), never a signal. A file replaced by rename leaves the
-// open (old) file intact. What cannot be caught: bytes of a view handed out before the
-// truncation fault when touched; the last test pins that down (SECURITY.md).
+// A source re-checks the file's size before it maps it or hands out a new view (a batch load
+// asks once per file), so a truncation seen in time is Error(io), never a signal. A file replaced
+// by rename leaves the open (old) file intact. What cannot be caught: bytes of a view handed out
+// before the truncation fault when touched; the last test pins that down (SECURITY.md).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -13,6 +13,7 @@
 
 #include "ballast/ballast.hpp"
 #include "io/file_source.hpp"
+#include "io/syscalls.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
 
@@ -69,6 +70,40 @@ TEST(FileTruncation, LoaderReportsATruncatedCheckpoint) {
   } catch (const Error& e) {
     EXPECT_TRUE(e.code() == ErrorCode::io || e.code() == ErrorCode::invalid_format) << e.what();
   }
+}
+
+// The size check is a system call; a batch makes it once per file, not once per tensor.
+int fstat_calls = 0;
+int counting_fstat(int fd, struct stat* st) {
+  ++fstat_calls;
+  return sys::real_calls().fstat(fd, st);
+}
+
+TEST(FileTruncation, ABatchChecksEachFilesSizeOncePerBatch) {
+  TempDir dir;
+  const fs::path path = dir / "m.safetensors";
+  std::vector<StTensor> tensors;
+  for (int i = 0; i < 64; ++i)
+    tensors.push_back({"t" + std::to_string(i), "U8", {4096}, std::string(4096, char(i))});
+  write_file(path, safetensors_file(tensors));
+  WeightLoaderConfig config;
+  config.read_mode = ReadMode::mmap;
+  config.num_threads = 1;  // the swapped table is not safe with other threads running loads
+  auto loader = create_weight_loader(config);
+  const auto source = WeightSource::file(path);
+  (void)loader->get_metadata(source);
+  std::vector<TensorSpec> specs;
+  for (const auto& t : tensors) specs.push_back({.name = t.name, .source = source});
+  fstat_calls = 0;
+  sys::calls().fstat = counting_fstat;
+  const auto loaded = loader->load_tensors(specs);
+  sys::calls().fstat = sys::real_calls().fstat;
+  ASSERT_EQ(loaded.size(), tensors.size());
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    EXPECT_TRUE(loaded[i]->is_zero_copy());
+    EXPECT_EQ(loaded[i]->as<uint8_t>()[4095], static_cast<uint8_t>(i));
+  }
+  EXPECT_EQ(fstat_calls, 1);
 }
 
 TEST(FileTruncation, ReplacingByRenameKeepsTheOpenFileIntact) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -210,12 +211,26 @@ class DefaultLoader final : public WeightLoader {
     LoadPlan plan;
     Device device;
     TensorFactory* device_factory = nullptr;
+    std::shared_ptr<const MappedRegion> mapping;  // mapping_for(plan, read mode)
   };
 
   using CheckpointOpener = std::function<std::shared_ptr<Checkpoint>(const WeightSource&)>;
 
   TensorRef load(const TensorSpec& spec) {
-    return finish(prepare(spec, [this](const WeightSource& s) { return checkpoint(s); }));
+    PreparedLoad p = prepare(spec, [this](const WeightSource& s) { return checkpoint(s); });
+    p.mapping = mapping_for(p.plan, config_.read_mode);
+    return finish(p);
+  }
+
+  // Looks up each distinct byte source's mapping once for the batch: every lookup re-checks
+  // the file's size (FileByteSource::mapping), a system call per tensor otherwise.
+  void look_up_mappings(std::vector<PreparedLoad>& prepared) const {
+    std::unordered_map<const ByteSource*, std::shared_ptr<const MappedRegion>> seen;
+    for (PreparedLoad& p : prepared) {
+      auto [it, fresh] = seen.try_emplace(p.plan.view.data.get());
+      if (fresh) it->second = mapping_for(p.plan, config_.read_mode);
+      p.mapping = it->second;
+    }
   }
 
   // `open` finds the checkpoint of a source (the loader's cache, or a batch's memo of it).
@@ -255,7 +270,8 @@ class DefaultLoader final : public WeightLoader {
                    .chunk_bytes = config_.read_chunk_bytes,
                    .staging_bytes_per_thread = config_.max_staging_bytes / pool_.size(),
                    .pool = &pool_,
-                   .helpers = pool_.size() - 1}};
+                   .helpers = pool_.size() - 1},
+            .mapping = p.mapping};
   }
 
   // Runs `body`, naming the tensor and source of `p` in any Error it throws.
@@ -294,7 +310,7 @@ class DefaultLoader final : public WeightLoader {
     for (PreparedLoad& p : prepared) {
       if (!p.device.is_host() || p.device_factory != host ||
           p.plan.out_nbytes < kArenaMinimumBytes ||
-          !fills_one_owned_buffer(p.plan, config_.read_mode))
+          !fills_one_owned_buffer(p.plan, p.mapping.get()))
         continue;
       // Room for the tensor at any alignment offset. A batch whose sizes do not add up in 64
       // bits (only hostile headers claim that much) is left to fail tensor by tensor.
@@ -315,7 +331,7 @@ class DefaultLoader final : public WeightLoader {
   // memory (see coalesced_reads.hpp).
   bool coalescible(const PreparedLoad& p) const {
     const ByteSource& data = *p.plan.view.data;
-    return p.device.is_host() && is_plain_owned_read(p.plan, config_.read_mode) &&
+    return p.device.is_host() && is_plain_owned_read(p.plan, config_.read_mode, p.mapping.get()) &&
            !data.local_file(false) && !data.mapping();
   }
 
@@ -334,7 +350,7 @@ class DefaultLoader final : public WeightLoader {
     for (size_t i = 0; i < prepared.size(); ++i) {
       const PreparedLoad& p = prepared[i];
       const View& view = p.plan.view;
-      if (!p.device.is_host() || !is_plain_owned_read(p.plan, config_.read_mode) ||
+      if (!p.device.is_host() || !is_plain_owned_read(p.plan, config_.read_mode, p.mapping.get()) ||
           !range_inside(view.offset, p.plan.out_nbytes, view.data->size()))
         continue;
       auto file = view.data->local_file(true);
@@ -406,6 +422,7 @@ class DefaultLoader final : public WeightLoader {
     std::vector<PreparedLoad> prepared(specs.size());
     parallel_for(&pool_, pool_.size() - 1, specs.size(),
                  [&](size_t i) { prepared[i] = prepare(specs[i], open); });
+    look_up_mappings(prepared);
     const auto arena = place_in_one_arena(prepared);
 
     // A run is staged whole, in this thread's staging share.

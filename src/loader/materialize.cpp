@@ -95,12 +95,6 @@ std::shared_ptr<Tensor> zero_copy(const LoadPlan& plan, const std::string& name,
                                   plan.out_nbytes);
 }
 
-// The file mapping a plan may read through in `mode`, or null.
-std::shared_ptr<const MappedRegion> mapping_for(const LoadPlan& plan, ReadMode mode) {
-  if (mode != ReadMode::automatic && mode != ReadMode::mmap) return nullptr;
-  return plan.view.data->mapping();
-}
-
 // True when the plan's tensor is the mapped bytes themselves: no value steps or byte swap, one
 // contiguous run, aligned for its dtype.
 bool can_view_without_copy(const LoadPlan& plan, const MappedRegion* region) {
@@ -114,7 +108,7 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
                                           const MaterializeOptions& options) {
   const View& view = plan.view;
   const bool swap = needs_byteswap(view);
-  std::shared_ptr<const MappedRegion> region = mapping_for(plan, options.read_mode);
+  std::shared_ptr<const MappedRegion> region = options.mapping;
   if (can_view_without_copy(plan, region.get())) return zero_copy(plan, name, region);
   if (options.read_mode == ReadMode::mmap && !region && plan.out_nbytes > 0 && plan.steps.empty() &&
       !swap && view.is_contiguous())
@@ -177,16 +171,21 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
 
 }  // namespace
 
-bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode) {
+std::shared_ptr<const MappedRegion> mapping_for(const LoadPlan& plan, ReadMode mode) {
+  if (mode != ReadMode::automatic && mode != ReadMode::mmap) return nullptr;
+  return plan.view.data->mapping();
+}
+
+bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode, const MappedRegion* mapping) {
   const View& view = plan.view;
   if (plan.quantize || !plan.steps.empty() || !view.is_contiguous() || plan.out_nbytes == 0 ||
       needs_byteswap(view) || mode == ReadMode::mmap)
     return false;
-  return mode != ReadMode::automatic || view.data->mapping() == nullptr;
+  return mode != ReadMode::automatic || mapping == nullptr;
 }
 
-bool fills_one_owned_buffer(const LoadPlan& plan, ReadMode mode) {
-  return !plan.quantize && !can_view_without_copy(plan, mapping_for(plan, mode).get());
+bool fills_one_owned_buffer(const LoadPlan& plan, const MappedRegion* mapping) {
+  return !plan.quantize && !can_view_without_copy(plan, mapping);
 }
 
 std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
