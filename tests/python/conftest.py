@@ -1,0 +1,64 @@
+"""Shared fixtures for ballast's Python test suite (run by ctest, one ctest test per file).
+
+The suite runs in the project's virtual environment (.venv, made by scripts/setup.sh from the
+pinned requirements/test.txt). It drives the built `ballast` CLI ($BALLAST_CLI, set by ctest)
+and compares it with the reference Python packages. A component that is missing fails the test
+when CI is set and skips it, naming what is missing and how to install it, otherwise.
+"""
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+SOURCE_DIR = pathlib.Path(__file__).resolve().parents[2]
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def require(available, what, how):
+    """Fails (CI) or skips (elsewhere) the calling test when `available` is false."""
+    if available:
+        return
+    message = f"{what} is missing ({how})"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI needs it")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def ballast_cli():
+    path = os.environ.get("BALLAST_CLI") or shutil.which("ballast")
+    require(path and os.access(path, os.X_OK), "the ballast CLI",
+            "build it and run through ctest, or set BALLAST_CLI")
+    return path
+
+
+@pytest.fixture(scope="session")
+def golden_dir():
+    path = pathlib.Path(os.environ.get("BALLAST_GOLDEN_DIR", SOURCE_DIR.parent / "shared" / "golden"))
+    if not (path / "manifest.json").exists():
+        pytest.skip("../shared/golden is absent; golden-corpus test skipped")
+    return path
+
+
+def run_cli(cli, *args, env=None, check=True, timeout=300):
+    """Runs the ballast CLI; returns the CompletedProcess (text). Fails on a non-zero exit
+    when `check`, showing stderr."""
+    result = subprocess.run([cli, *map(str, args)], capture_output=True, text=True,
+                            env=env, timeout=timeout)
+    if check and result.returncode != 0:
+        pytest.fail(f"ballast {' '.join(map(str, args))} exited {result.returncode}:\n"
+                    f"{result.stderr}")
+    return result
+
+
+def run_debian_python(program, *args, timeout=300):
+    """Runs Python source with Debian's /usr/bin/python3 (torch 1.13, numpy, onnx); returns
+    stdout. Fails the test on a non-zero exit."""
+    require(os.access(DEBIAN_PYTHON, os.X_OK), DEBIAN_PYTHON, "scripts/setup.sh")
+    result = subprocess.run([DEBIAN_PYTHON, "-c", program, *map(str, args)],
+                            capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        pytest.fail(f"{DEBIAN_PYTHON} failed:\n{result.stderr}")
+    return result.stdout
