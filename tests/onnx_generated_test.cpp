@@ -120,7 +120,7 @@ print(json.dumps(expect))
 class OnnxGenerated : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!test::python_has("onnx")) GTEST_SKIP() << "/usr/bin/python3 cannot import onnx";
+    BALLAST_REQUIRE_PYTHON("onnx");
     expected_ = json::parse(test::run_python(kWriter, {dir_.path().string()}));
   }
 

@@ -1,4 +1,4 @@
-// S3 sources against a real S3-compatible server (s3rver behind a proxy that verifies every
+// S3 sources against a real S3-compatible server (moto behind a proxy that verifies every
 // SigV4 signature with botocore; see support/s3_server.hpp), objects uploaded with boto3:
 // every golden file hashes the same through S3 as from disk, a sliced load fetches only its
 // rows, caching downloads an object once into the object cache, sharded indexes resolve shards
@@ -57,7 +57,7 @@ class S3SourceTest : public testing::Test {
     if (const char* home = std::getenv("HOME")) saved_home_ = home;
     setenv("HOME", home_.path().c_str(), 1);
     clear_aws_environment();
-    if (!server().available()) GTEST_SKIP() << server().unavailable();
+    BALLAST_REQUIRE_S3(server());
     setenv("AWS_ACCESS_KEY_ID", S3Server::kKeys.access_key.c_str(), 1);
     setenv("AWS_SECRET_ACCESS_KEY", S3Server::kKeys.secret_key.c_str(), 1);
     setenv("AWS_REGION", S3Server::kRegion, 1);
@@ -146,6 +146,28 @@ TEST_F(S3SourceTest, WithCachingObjectsAreDownloadedOnceIntoTheObjectCache) {
   for (const auto& entry : std::filesystem::directory_iterator(cache / "objects"))
     blobs += entry.path().extension() == ".blob";
   EXPECT_EQ(blobs, 1u);
+}
+
+TEST_F(S3SourceTest, CliFetchDownloadsIntoTheObjectCacheOnce) {
+  const std::string file = safetensors_file({{"w", "U8", {1 << 20}, pattern(1 << 20, 11)}});
+  server().put("models", "fetched.safetensors", file);
+  TempDir cache;
+  const std::string fetch = cli_path() + " fetch -q s3://models/fetched.safetensors --cache-dir " +
+                            shell_quote(cache.path().string());
+  server().clear_log();
+  auto first = run_command(fetch);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("1 tensors"), std::string::npos) << first.out;
+  EXPECT_EQ(server().get_bytes(), file.size());
+  std::vector<std::filesystem::path> blobs;
+  for (const auto& entry : std::filesystem::directory_iterator(cache / "objects"))
+    if (entry.path().extension() == ".blob") blobs.push_back(entry.path());
+  ASSERT_EQ(blobs.size(), 1u);
+  EXPECT_EQ(read_file(blobs[0]), file);
+  server().clear_log();
+  auto again = run_command(fetch);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  for (const auto& r : server().requests()) EXPECT_EQ(r["method"], "HEAD") << r.dump();
 }
 
 TEST_F(S3SourceTest, ShardIndexResolvesShardsBesideIt) {

@@ -57,7 +57,8 @@ def run_debian_python(program, *args, timeout=300):
     """Runs Python source with Debian's /usr/bin/python3 (torch 1.13, numpy, onnx); returns
     stdout. Fails the test on a non-zero exit."""
     require(os.access(DEBIAN_PYTHON, os.X_OK), DEBIAN_PYTHON, "scripts/setup.sh")
-    result = subprocess.run([DEBIAN_PYTHON, "-c", program, *map(str, args)],
+    # -I: only Debian's own packages, never the virtual environment's (numpy 2 would break torch).
+    result = subprocess.run([DEBIAN_PYTHON, "-I", "-c", program, *map(str, args)],
                             capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         pytest.fail(f"{DEBIAN_PYTHON} failed:\n{result.stderr}")

@@ -1,21 +1,25 @@
-#!/usr/bin/python3
-"""A SigV4-verifying front for s3rver, for ballast's tests, bound to 127.0.0.1 only.
+#!/usr/bin/env python3
+"""A SigV4-verifying front for moto's S3 server, for ballast's tests, bound to 127.0.0.1 only.
 
-Usage: s3_proxy.py S3RVER DATA_DIR REGION ACCESS_KEY:SECRET_KEY[:SESSION_TOKEN] ...
+Usage: s3_proxy.py MOTO_SERVER REGION ACCESS_KEY:SECRET_KEY[:SESSION_TOKEN] ...
+Run it with the project's virtual environment (.venv: moto[server] and botocore from PyPI).
 
-s3rver (the npm package) is a real S3-compatible server that stores the objects, but it does
-not check SigV4 signatures. This front starts it on a free port with DATA_DIR, listens on
-another port and prints that port as its first stdout line. It checks every request as S3
+moto's standalone server (MOTO_SERVER, the `moto_server` script) is a real S3-compatible
+server that keeps the objects in memory, but it does not check SigV4 signatures. This front
+starts it on a free port, listens on another port and prints that port as its first stdout
+line. It checks every request as S3
 does: the Authorization header's signature is recomputed with botocore's S3SigV4Auth from the
 request as received (method, raw path and query, the signed headers, X-Amz-Content-SHA256,
 X-Amz-Date) and the known secret of its access key, and refused with S3's own XML errors:
 SignatureDoesNotMatch (403), InvalidAccessKeyId (403), AuthorizationHeaderMalformed (400, a
 wrong region), InvalidToken (403, a key pair with a session token used without it),
 XAmzContentSHA256Mismatch (400). Requests without Authorization may only read the bucket
-named "public". Accepted requests go on to s3rver unsigned and path-style (a virtual-hosted
-request to BUCKET.localhost:PORT is rewritten), and its answers come back.
+named "public" (whose bucket policy lets anyone read it in moto too). Accepted requests go on
+to moto path-style (a virtual-hosted request to BUCKET.localhost:PORT is rewritten), still
+carrying their Authorization header, which moto takes as "signed" without checking it, and
+its answers come back.
 
-  GET /_stats   JSON: every request that reached s3rver (method, host, path-style path, range,
+  GET /_stats   JSON: every request that reached moto (method, host, path-style path, range,
                 status, bytes)
   POST /_reset  clears the stats
 """
@@ -45,9 +49,9 @@ AUTH = re.compile(
 )
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
 
-s3rver_dir, data_dir, region = sys.argv[1], sys.argv[2], sys.argv[3]
+moto_server, region = sys.argv[1], sys.argv[2]
 keys = {}  # access key -> (secret, session token or None)
-for spec in sys.argv[4:]:
+for spec in sys.argv[3:]:
     access, secret, *token = spec.split(":", 2)
     keys[access] = (secret, token[0] if token else None)
 stats = []
@@ -197,9 +201,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except S3Error as e:
             self.send_body(e.status, [("Content-Type", "application/xml")], error_xml(e))
             return
-        skip = {"authorization", "host", "x-amz-security-token", "expect"}
+        skip = {"host", "expect"}
         headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
-        upstream = http.client.HTTPConnection("127.0.0.1", s3rver_port, timeout=30)
+        upstream = http.client.HTTPConnection("127.0.0.1", moto_port, timeout=30)
         path = path_style(self)
         upstream.request(self.command, path, body=body if length else None, headers=headers)
         response = upstream.getresponse()
@@ -229,27 +233,27 @@ def die_with_parent():
 
 
 die_with_parent()
-s3rver_port = free_port()
-s3rver = subprocess.Popen(
-    [s3rver_dir, "-d", data_dir, "-a", "127.0.0.1", "-p", str(s3rver_port), "--silent",
-     "--no-vhost-buckets"],
+moto_port = free_port()
+moto = subprocess.Popen(
+    [moto_server, "-H", "127.0.0.1", "-p", str(moto_port)],
     stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
     preexec_fn=die_with_parent,
 )
 deadline = time.time() + 30
 while True:
     try:
-        socket.create_connection(("127.0.0.1", s3rver_port), timeout=1).close()
+        socket.create_connection(("127.0.0.1", moto_port), timeout=1).close()
         break
     except OSError:
-        if time.time() > deadline or s3rver.poll() is not None:
-            sys.exit("s3_proxy: s3rver did not start")
+        if time.time() > deadline or moto.poll() is not None:
+            sys.exit("s3_proxy: moto_server did not start")
         time.sleep(0.1)
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop s3rver too (finally below)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop moto too (finally below)
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True  # open keep-alive connections do not hold the exit back
 print(server.server_address[1], flush=True)
 try:
     server.serve_forever()
 finally:
-    s3rver.terminate()
+    moto.terminate()

@@ -46,11 +46,11 @@ class NginxServer {
   std::unique_ptr<Process> process_;
 };
 
-// Skips the current test when nginx is absent.
-#define BALLAST_REQUIRE_NGINX(server)                                                  \
-  do {                                                                                 \
-    if (!(server).available())                                                         \
-      GTEST_SKIP() << "nginx is not installed (apt-get install nginx-light); skipped"; \
+// Ends the current test (BALLAST_MISSING) when nginx is absent.
+#define BALLAST_REQUIRE_NGINX(server)                                                   \
+  do {                                                                                  \
+    if (!(server).available())                                                          \
+      BALLAST_MISSING("nginx is not installed (apt-get install nginx-light); skipped"); \
   } while (0)
 
 }  // namespace ballast::test

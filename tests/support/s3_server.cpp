@@ -1,9 +1,6 @@
-// s3rver behind the SigV4-verifying proxy (see s3_server.hpp).
+// moto's S3 server behind the SigV4-verifying proxy (see s3_server.hpp).
 #include "support/s3_server.hpp"
 
-#include <unistd.h>
-
-#include <cstdlib>
 #include <sstream>
 
 namespace ballast::test {
@@ -11,23 +8,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string find_s3rver() {
-  if (const char* path = std::getenv("BALLAST_S3RVER"); path && *path) return path;
-  std::istringstream dirs(std::getenv("PATH") ? std::getenv("PATH") : "");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && ::access((fs::path(dir) / "s3rver").c_str(), X_OK) == 0)
-      return (fs::path(dir) / "s3rver").string();
-  return {};
-}
-
 constexpr const char* kUpload = R"(
-import os, sys, boto3
+import json, os, sys, boto3
 from botocore.config import Config
 endpoint, region, access, secret, bucket, local, key = sys.argv[1:8]
 s3 = boto3.client("s3", endpoint_url=endpoint, region_name=region, aws_access_key_id=access,
                   aws_secret_access_key=secret, config=Config(s3={"addressing_style": "path"}))
 if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
     s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+    if bucket == "public":
+        s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Statement": [{
+            "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+            "Resource": "arn:aws:s3:::public/*"}]}))
 if os.path.isdir(local):
     for folder, _, files in os.walk(local):
         for name in files:
@@ -50,18 +42,16 @@ const S3Keys S3Server::kTemporaryKeys{"ASIABALLASTTEMP", "ballast-temporary-secr
                                       "ballast-session-token"};
 
 S3Server::S3Server() {
-  const std::string s3rver = find_s3rver();
-  if (s3rver.empty()) {
-    why_ = "s3rver is not installed (scripts/setup.sh: npm install -g s3rver); skipped";
-    return;
-  }
-  if (!python_has("botocore") || !python_has("boto3")) {
-    why_ = "/usr/bin/python3 cannot import botocore and boto3 (run scripts/setup.sh); skipped";
+  const std::string python = venv_python();
+  const fs::path moto_server = fs::path(python).parent_path() / "moto_server";
+  if (run_command(shell_quote(python) + " -c 'import boto3, botocore, moto.server' 2>/dev/null")
+          .exit_code != 0) {
+    why_ = python + " cannot import moto, boto3 and botocore (run scripts/setup.sh)";
     return;
   }
   process_ = std::make_unique<Process>(
-      std::vector<std::string>{"/usr/bin/python3", BALLAST_SOURCE_DIR "/tests/servers/s3_proxy.py",
-                               s3rver, (dir_ / "data").string(), kRegion,
+      std::vector<std::string>{python, BALLAST_SOURCE_DIR "/tests/servers/s3_proxy.py",
+                               moto_server.string(), kRegion,
                                kKeys.access_key + ":" + kKeys.secret_key,
                                kTemporaryKeys.access_key + ":" + kTemporaryKeys.secret_key + ":" +
                                    kTemporaryKeys.session_token},
@@ -79,8 +69,9 @@ std::string S3Server::endpoint() const { return "http://127.0.0.1:" + std::to_st
 
 void S3Server::upload(const std::string& bucket, const fs::path& local,
                       const std::string& key) const {
-  run_python(kUpload, {endpoint(), kRegion, kKeys.access_key, kKeys.secret_key, bucket,
-                       local.string(), key});
+  run_python(kUpload,
+             {endpoint(), kRegion, kKeys.access_key, kKeys.secret_key, bucket, local.string(), key},
+             venv_python());
 }
 
 void S3Server::put(const std::string& bucket, const std::string& key,
@@ -91,7 +82,8 @@ void S3Server::put(const std::string& bucket, const std::string& key,
 }
 
 nlohmann::json S3Server::requests() const {
-  return nlohmann::json::parse(run_python(kControl, {endpoint() + "/_stats", "get"}));
+  return nlohmann::json::parse(
+      run_python(kControl, {endpoint() + "/_stats", "get"}, venv_python()));
 }
 
 uint64_t S3Server::get_bytes() const {
@@ -101,6 +93,8 @@ uint64_t S3Server::get_bytes() const {
   return total;
 }
 
-void S3Server::clear_log() const { run_python(kControl, {endpoint() + "/_reset", "post"}); }
+void S3Server::clear_log() const {
+  run_python(kControl, {endpoint() + "/_reset", "post"}, venv_python());
+}
 
 }  // namespace ballast::test

@@ -1,8 +1,8 @@
-// An S3-compatible server for tests: s3rver (the npm package, $BALLAST_S3RVER or on PATH)
-// behind tests/servers/s3_proxy.py on 127.0.0.1, which recomputes every request's SigV4
-// signature with botocore and refuses mismatches as S3 does. Objects are uploaded with boto3;
-// the proxy's log of the requests that reached s3rver lets tests count the bytes a load
-// fetched.
+// An S3-compatible server for tests: moto's standalone server (moto[server] from PyPI, in the
+// project's virtual environment) behind tests/servers/s3_proxy.py on 127.0.0.1, which
+// recomputes every request's SigV4 signature with botocore and refuses mismatches as S3 does
+// (moto itself does not check signatures). Objects are uploaded with boto3; the proxy's log of
+// the requests that reached moto lets tests count the bytes a load fetched.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +27,8 @@ class S3Server {
   static const S3Keys kKeys;           // a long-term key pair
   static const S3Keys kTemporaryKeys;  // a key pair that is valid only with its session token
 
-  // Starts the servers; available() is false (with the reason in unavailable()) when s3rver,
-  // botocore or boto3 is missing or does not start.
+  // Starts the servers; available() is false (with the reason in unavailable()) when the
+  // virtual environment lacks moto, botocore or boto3, or a server does not start.
   S3Server();
   ~S3Server();
 
@@ -43,7 +43,7 @@ class S3Server {
               const std::string& key) const;
   void put(const std::string& bucket, const std::string& key, const std::string& bytes) const;
 
-  // Requests that reached s3rver since clear_log(): [{method, path, range, status, bytes}].
+  // Requests that reached moto since clear_log(): [{method, path, range, status, bytes}].
   nlohmann::json requests() const;
   uint64_t get_bytes() const;  // body bytes of the GETs among them
   void clear_log() const;
@@ -55,10 +55,10 @@ class S3Server {
   std::unique_ptr<Process> process_;
 };
 
-// Skips the current test when the S3 server is unavailable.
-#define BALLAST_REQUIRE_S3(server)                                     \
-  do {                                                                 \
-    if (!(server).available()) GTEST_SKIP() << (server).unavailable(); \
+// Ends the current test (BALLAST_MISSING) when the S3 server is unavailable.
+#define BALLAST_REQUIRE_S3(server)                                      \
+  do {                                                                  \
+    if (!(server).available()) BALLAST_MISSING((server).unavailable()); \
   } while (0)
 
 }  // namespace ballast::test

@@ -74,16 +74,28 @@ CommandResult run_command(const std::string& command) {
   return result;
 }
 
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && *ci != '\0';
+}
+
+std::string venv_python() {
+  if (const char* env = std::getenv("BALLAST_TEST_PYTHON"); env && *env) return env;
+  return BALLAST_SOURCE_DIR "/.venv/bin/python";
+}
+
 bool python_has(const std::string& module) {
-  auto r = run_command("/usr/bin/python3 -c " + shell_quote("import " + module) + " >/dev/null");
+  auto r = run_command(std::string(kDebianPython) + " -c " + shell_quote("import " + module) +
+                       " >/dev/null");
   return r.exit_code == 0;
 }
 
-std::string run_python(const std::string& program, const std::vector<std::string>& args) {
+std::string run_python(const std::string& program, const std::vector<std::string>& args,
+                       const std::string& interpreter) {
   TempDir dir;
   auto script = dir / "script.py";
   write_file(script, program);
-  std::string command = "/usr/bin/python3 " + shell_quote(script.string());
+  std::string command = shell_quote(interpreter) + " " + shell_quote(script.string());
   for (const auto& a : args) command += " " + shell_quote(a);
   auto r = run_command(command);
   EXPECT_EQ(r.exit_code, 0) << "python failed:\n" << r.err;

@@ -1,5 +1,6 @@
 // Shared helpers for ballast's tests: where the golden corpus is, the manifest, the CLI
-// binary, temporary folders, running commands and Debian's /usr/bin/python3.
+// binary, temporary folders, running commands, Debian's /usr/bin/python3 (the fixture
+// writers) and the project's virtual environment (the PyPI servers and reference clients).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -40,17 +41,35 @@ CommandResult run_command(const std::string& command);
 // Quotes one argument for /bin/sh.
 std::string shell_quote(const std::string& arg);
 
+// True when CI is set: a component the tests need (a server, a Python package) that is
+// missing then fails the test instead of skipping it.
+bool in_ci();
+// Ends the current test for a missing component: a failure under CI, a skip (the message
+// names what is missing and how to install it) elsewhere.
+#define BALLAST_MISSING(message)                                                 \
+  do {                                                                           \
+    if (::ballast::test::in_ci()) GTEST_FAIL() << (message) << " (CI needs it)"; \
+    GTEST_SKIP() << (message);                                                   \
+  } while (0)
+
+// Debian's interpreter, which writes the torch, numpy and onnx fixtures.
+inline constexpr const char* kDebianPython = "/usr/bin/python3";
+// The project's virtual environment's interpreter ($BALLAST_TEST_PYTHON, set by ctest; else
+// .venv/bin/python in the source tree), with requirements/test.txt installed.
+std::string venv_python();
+
 // True when /usr/bin/python3 can import `module`.
 bool python_has(const std::string& module);
-// Skips the current test when /usr/bin/python3 cannot import `module`.
-#define BALLAST_REQUIRE_PYTHON(module)                                                   \
-  do {                                                                                   \
-    if (!::ballast::test::python_has(module))                                            \
-      GTEST_SKIP() << "/usr/bin/python3 cannot import " module "; run scripts/setup.sh"; \
+// Ends the current test (BALLAST_MISSING) when /usr/bin/python3 cannot import `module`.
+#define BALLAST_REQUIRE_PYTHON(module)                                                    \
+  do {                                                                                    \
+    if (!::ballast::test::python_has(module))                                             \
+      BALLAST_MISSING("/usr/bin/python3 cannot import " module "; run scripts/setup.sh"); \
   } while (0)
-// Runs a Python program (source text) with /usr/bin/python3 and `args`; fails the test on a
-// non-zero exit. Returns stdout.
-std::string run_python(const std::string& program, const std::vector<std::string>& args = {});
+// Runs a Python program (source text) with `interpreter` (Debian's by default) and `args`;
+// fails the test on a non-zero exit. Returns stdout.
+std::string run_python(const std::string& program, const std::vector<std::string>& args = {},
+                       const std::string& interpreter = kDebianPython);
 
 // A fresh temporary folder, removed with everything in it when the object dies.
 class TempDir {
