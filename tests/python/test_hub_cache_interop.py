@@ -175,7 +175,8 @@ def test_hf_hub_download_loads_offline_in_ballast(ballast_cli, repos, hub, tmp_p
     env = hub_env(HF_HOME=tmp_path / "home", HF_ENDPOINT=hub.endpoint)
     commit = commit_of(REPO)
     paths = hf_download(env, [SHARDS[0]])
-    assert paths == [str(tmp_path / f"home/hub/models--org--sharded/snapshots/{commit}/{SHARDS[0]}")]
+    snapshot = tmp_path / "home" / "hub" / "models--org--sharded" / "snapshots" / commit
+    assert paths == [str(snapshot / SHARDS[0])]
     hub.stop()
     offline = dict(env, HF_HUB_OFFLINE="1")
     want = expected([repos / REPO / SHARDS[0]])
@@ -382,8 +383,9 @@ def test_hf_token_for_a_gated_repo(ballast_cli, repos, hub, tmp_path):
     (tmp_path / "file").mkdir()
     (tmp_path / "file" / "token").write_text(f"  {TOKEN}\r\n")
     (tmp_path / "elsewhere").write_text(TOKEN)
-    for name, values in (("env", {"HF_TOKEN": TOKEN}), ("legacy", {"HUGGING_FACE_HUB_TOKEN": TOKEN}),
-                         ("file", {}), ("path", {"HF_TOKEN_PATH": tmp_path / "elsewhere"})):
+    for name, values in (("env", {"HF_TOKEN": TOKEN}),
+                         ("legacy", {"HUGGING_FACE_HUB_TOKEN": TOKEN}), ("file", {}),
+                         ("path", {"HF_TOKEN_PATH": tmp_path / "elsewhere"})):
         env = hub_env(HF_HOME=tmp_path / name, HF_ENDPOINT=hub.endpoint, **values)
         assert run_hf(GATED, env) is None, name
         assert ballast_tensors(ballast_cli, source, env) == want, name
