@@ -127,8 +127,11 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
       }
     if (path.empty())
       throw Error(ErrorCode::not_found,
-                  "the repository has no model.safetensors[.index.json] or "
-                  "pytorch_model.bin[.index.json]; name the file",
+                  hub->offline() ? "offline (HF_HUB_OFFLINE) and the repository's weights are not "
+                                   "cached (model.safetensors[.index.json] or "
+                                   "pytorch_model.bin[.index.json])"
+                                 : "the repository has no model.safetensors[.index.json] or "
+                                   "pytorch_model.bin[.index.json]; name the file",
                   {.source = hub->describe(revision, "")});
   }
   path = confined_relative_path(path, hub->describe(revision, ""));

@@ -45,7 +45,12 @@ std::optional<fs::path> HubRepoCache::cached(const std::string& commit,
 void HubRepoCache::write_ref(const std::string& revision, const std::string& commit) const {
   if (revision == commit) return;
   // A branch may hold slashes ("refs/pr/1") but never leave refs/ ("../../x").
-  write_atomically(root_ / "refs" / confined_relative_path(revision, root_.string()), commit);
+  const fs::path ref = root_ / "refs" / confined_relative_path(revision, root_.string());
+  if (commit_of(revision) == commit) return;  // unchanged: a read-only cache stays usable
+  // As huggingface_hub does, the commit's snapshot folder exists before a ref names it
+  // (scan_cache_dir reports a ref to a missing snapshot as a corrupted repo).
+  fs::create_directories(root_ / "snapshots" / commit);
+  write_atomically(ref, commit);
 }
 
 void HubRepoCache::link(const std::string& commit, const std::string& path,
@@ -63,6 +68,18 @@ void HubRepoCache::link(const std::string& commit, const std::string& path,
   fs::rename(temp, link_path);
 }
 
+void HubRepoCache::tag_cache_folder() const {
+  // huggingface_hub's tag, byte for byte (https://bford.info/cachedir/): backups skip the cache.
+  const fs::path tag = root_.parent_path() / "CACHEDIR.TAG";
+  std::error_code ec;
+  if (fs::exists(tag, ec)) return;
+  write_atomically(tag,
+                   "Signature: 8a477f597d28d172789f06886806bc55\n"
+                   "# This file is a cache directory tag created by huggingface_hub.\n"
+                   "# For information about cache directory tags, see:\n"
+                   "#\thttps://bford.info/cachedir/\n");
+}
+
 fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
                              const std::string& etag, uint64_t size,
                              const std::optional<std::string>& sha256,
@@ -70,6 +87,7 @@ fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
                              const std::function<void(uint64_t)>& progress) const {
   const fs::path blobs = root_ / "blobs";
   fs::create_directories(blobs);
+  tag_cache_folder();
   const fs::path blob = blobs / etag;
   // huggingface_hub keeps its locks in <cache>/.locks/models--org--name/<etag>.lock.
   const fs::path locks = root_.parent_path() / ".locks" / root_.filename();

@@ -4,6 +4,7 @@
 //   <cache>/models--org--name/blobs/<etag>                 file contents
 //   <cache>/models--org--name/snapshots/<commit>/<path>    relative symlink to the blob
 //   <cache>/models--org--name/refs/<revision>              the commit a branch or tag names
+//   <cache>/CACHEDIR.TAG                                   huggingface_hub's cache tag
 //
 // A blob is written as `<etag>.incomplete`, checked (size, and sha256 when the etag is one),
 // then renamed into place, under an exclusive flock on
@@ -32,7 +33,8 @@ class HubRepoCache {
   // snapshots/<commit>/<path> when it is there.
   std::optional<std::filesystem::path> cached(const std::string& commit,
                                               const std::string& path) const;
-  // Records refs/<revision> = commit (not for a revision that is the commit itself).
+  // Records refs/<revision> = commit (not for a revision that is the commit itself, nor when
+  // it is recorded already), creating snapshots/<commit>/ first.
   void write_ref(const std::string& revision, const std::string& commit) const;
 
   // Makes sure blobs/<etag> holds the file (downloading it with `fetch` unless present) and
@@ -46,6 +48,7 @@ class HubRepoCache {
                               const std::function<void(uint64_t)>& progress = {}) const;
 
  private:
+  void tag_cache_folder() const;
   void link(const std::string& commit, const std::string& path, const std::string& etag) const;
 
   std::filesystem::path root_;

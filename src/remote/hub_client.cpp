@@ -62,13 +62,15 @@ HttpHeaders HubClient::auth_headers() const {
   return {{"Authorization", "Bearer " + settings_.token}};
 }
 
-HubFileInfo HubClient::head(const std::string& revision, const std::string& path) const {
+HubFileInfo HubClient::head(const std::string& revision, const std::string& path,
+                            bool retries) const {
   const std::string where = describe(revision, path);
   HttpRequest request{.url = url(revision, path),
                       .headers = auth_headers(),
                       .head = true,
                       .follow_redirects = false};
-  HttpResult r = http_perform_retried(*remote_->http, request);
+  HttpResult r =
+      retries ? http_perform_retried(*remote_->http, request) : remote_->http->perform(request);
   const long status = r.response.status;
   if (r.curl_code != 0 || status < 200 || status >= 400) throw_http_error(r, where);
   HubFileInfo info;
@@ -87,14 +89,28 @@ HubFileInfo HubClient::head(const std::string& revision, const std::string& path
   return info;
 }
 
-bool HubClient::exists(const std::string& revision, const std::string& path) const {
-  if (settings_.offline) {
-    auto commit = cache_.commit_of(revision);
-    return commit && cache_.cached(*commit, path);
-  }
+std::optional<std::filesystem::path> HubClient::cached(const std::string& revision,
+                                                       const std::string& path) const {
+  auto commit = cache_.commit_of(revision);
+  return commit ? cache_.cached(*commit, path) : std::nullopt;
+}
+
+std::optional<HubFileInfo> HubClient::resolve(const std::string& revision,
+                                              const std::string& path) const {
+  if (settings_.offline) return std::nullopt;
+  const bool in_cache = remote_->caching && cached(revision, path);
+  if (in_cache && is_commit_hash(revision)) return std::nullopt;  // a commit never changes
   try {
-    head(revision, path);
-    return true;
+    return head(revision, path, /*retries=*/!in_cache);
+  } catch (const Error& e) {
+    if (!in_cache || e.code() == ErrorCode::not_found) throw;
+    return std::nullopt;
+  }
+}
+
+bool HubClient::exists(const std::string& revision, const std::string& path) const {
+  try {
+    return resolve(revision, path) || cached(revision, path);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::not_found) return false;
     throw;
@@ -102,10 +118,9 @@ bool HubClient::exists(const std::string& revision, const std::string& path) con
 }
 
 std::string HubClient::commit(const std::string& revision, const std::string& path) const {
-  if (!settings_.offline) {
-    std::string commit = head(revision, path).commit;
-    if (remote_->caching) cache_.write_ref(revision, commit);
-    return commit;
+  if (auto info = resolve(revision, path)) {
+    if (remote_->caching) cache_.write_ref(revision, info->commit);
+    return info->commit;
   }
   auto commit = cache_.commit_of(revision);
   if (!commit)
@@ -117,15 +132,15 @@ std::string HubClient::commit(const std::string& revision, const std::string& pa
 std::filesystem::path HubClient::download(const std::string& revision,
                                           const std::string& path) const {
   const std::string where = describe(revision, path);
-  if (settings_.offline) {
-    if (auto commit = cache_.commit_of(revision))
-      if (auto cached = cache_.cached(*commit, path)) return *cached;
+  const std::optional<HubFileInfo> resolved = resolve(revision, path);
+  if (!resolved) {
+    if (auto file = cached(revision, path)) return *file;
     throw Error(ErrorCode::not_found, "offline (HF_HUB_OFFLINE) and the file is not cached",
                 {.source = where});
   }
-  HubFileInfo info = head(revision, path);
-  if (!is_commit_hash(revision)) cache_.write_ref(revision, info.commit);
-  if (auto cached = cache_.cached(info.commit, path)) return *cached;
+  const HubFileInfo& info = *resolved;
+  cache_.write_ref(revision, info.commit);
+  if (auto file = cache_.cached(info.commit, path)) return *file;
   std::optional<std::string> sha256;
   if (remote_->integrity_checks && is_sha256(info.etag)) sha256 = info.etag;
   const HttpTarget target = make_http_target(url(info.commit, path), auth_headers());

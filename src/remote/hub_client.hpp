@@ -3,11 +3,14 @@
 // (as huggingface_hub does: X-Repo-Commit, X-Linked-Etag, X-Linked-Size), then either
 // downloads the file into the hub cache (caching on) or reads it by ranges (caching off; the
 // Hub's 302 to its CDN is followed, and the token is not sent to the CDN's host). Offline
-// (HF_HUB_OFFLINE), files come from the cache only.
+// (HF_HUB_OFFLINE), files come from the cache only. As in huggingface_hub, a cached file of a
+// commit is used without asking the Hub, and a cached file of a branch is used when the Hub
+// cannot answer (unreachable, 5xx, 401/403; not a 404), after a single HEAD without retries.
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "loader/checkpoint.hpp"
@@ -33,11 +36,11 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
   std::string describe(const std::string& revision, const std::string& path) const;
 
   // Resolves one file; throws not_found, auth (gated or private without a token) or network.
-  HubFileInfo head(const std::string& revision, const std::string& path) const;
-  // Whether the file exists (online: HEAD; offline: in the cache).
+  HubFileInfo head(const std::string& revision, const std::string& path, bool retries = true) const;
+  // Whether the file exists (online: HEAD; offline or answered from the cache: in the cache).
   bool exists(const std::string& revision, const std::string& path) const;
   // The commit a revision names (online: HEAD of `path`, recorded in refs/ when caching;
-  // offline: refs/).
+  // offline or answered from the cache: refs/).
   std::string commit(const std::string& revision, const std::string& path) const;
   // The file in the local cache, downloaded if needed.
   std::filesystem::path download(const std::string& revision, const std::string& path) const;
@@ -50,6 +53,12 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
 
  private:
   HttpHeaders auth_headers() const;
+  // snapshots/<commit>/<path> of the commit `revision` names (itself, or refs/<revision>).
+  std::optional<std::filesystem::path> cached(const std::string& revision,
+                                              const std::string& path) const;
+  // The file's HEAD answer, or nullopt when the cached copy is to be used instead (offline;
+  // a cached commit; a cached branch that the Hub cannot answer for).
+  std::optional<HubFileInfo> resolve(const std::string& revision, const std::string& path) const;
 
   std::shared_ptr<const RemoteContext> remote_;
   HubSettings settings_;

@@ -1,22 +1,90 @@
 // Hub settings from the environment (see hub_settings.hpp).
 #include "remote/hub_settings.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 
 namespace ballast {
 namespace {
 
+constexpr size_t kMaxTokenFileBytes = 64 << 10;  // a token file is a line; refuse to slurp more
+
 std::string env(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
 }
 
-std::string trimmed(std::string s) {
+// The first of the variables that is set and not empty (Python's `a or b`).
+std::string env_or(const char* name, const char* fallback) {
+  std::string value = env(name);
+  return value.empty() ? env(fallback) : value;
+}
+
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// $HOME, else the user's home folder from the password database (as Python's expanduser).
+std::string home_dir() {
+  if (std::string home = env("HOME"); !home.empty()) return home;
+  passwd entry{};
+  passwd* user = nullptr;
+  std::string buffer(16 << 10, '\0');
+  ::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &user);
+  return user != nullptr && user->pw_dir != nullptr ? user->pw_dir : "/";
+}
+
+// os.path.expandvars(os.path.expanduser(text)): a leading "~" or "~/" becomes the home folder;
+// $NAME and ${NAME} become the variable's value, unset ones stay as written.
+std::filesystem::path expanded(const std::string& text) {
+  std::string in = text;
+  if (in == "~" || in.starts_with("~/")) in = home_dir() + in.substr(1);
+  std::string out;
+  for (size_t i = 0; i < in.size();) {
+    const size_t dollar = in.find('$', i);
+    out.append(in, i, dollar == std::string::npos ? std::string::npos : dollar - i);
+    if (dollar == std::string::npos) break;
+    const bool braced = in.compare(dollar + 1, 1, "{") == 0;
+    const size_t start = dollar + 1 + (braced ? 1 : 0);
+    size_t end = start;
+    while (end < in.size() && is_name_char(in[end])) ++end;
+    const bool well_formed = end > start && (!braced || (end < in.size() && in[end] == '}'));
+    const char* value = well_formed ? std::getenv(in.substr(start, end - start).c_str()) : nullptr;
+    if (value == nullptr) {
+      out += '$';
+      i = dollar + 1;
+      continue;
+    }
+    out += value;
+    i = end + (braced ? 1 : 0);
+  }
+  return out;
+}
+
+// huggingface_hub's _clean_token: newlines removed, surrounding spaces trimmed.
+std::string cleaned_token(std::string s) {
+  std::erase_if(s, [](char c) { return c == '\r' || c == '\n'; });
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   size_t start = 0;
   while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
   return s.substr(start);
+}
+
+std::string token_from_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(kMaxTokenFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text.size() > kMaxTokenFileBytes ? std::string() : cleaned_token(text);
+}
+
+bool is_true(std::string value) {
+  std::ranges::transform(value, value.begin(),
+                         [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return value == "1" || value == "ON" || value == "YES" || value == "TRUE";
 }
 
 }  // namespace
@@ -25,28 +93,26 @@ HubSettings hub_settings_from_env(const std::optional<std::filesystem::path>& ca
   HubSettings s;
   if (std::string endpoint = env("HF_ENDPOINT"); !endpoint.empty()) s.endpoint = endpoint;
   while (s.endpoint.ends_with('/')) s.endpoint.pop_back();
-  std::filesystem::path home = env("HF_HOME");
-  if (home.empty()) {
-    std::filesystem::path xdg = env("XDG_CACHE_HOME");
-    if (xdg.empty())
-      xdg = std::filesystem::path(env("HOME").empty() ? "/tmp" : env("HOME")) / ".cache";
-    home = xdg / "huggingface";
+  std::filesystem::path home;
+  if (std::string hf_home = env("HF_HOME"); !hf_home.empty()) {
+    home = expanded(hf_home);
+  } else {
+    std::string xdg = env("XDG_CACHE_HOME");
+    if (xdg.empty()) xdg = home_dir() + "/.cache";
+    home = expanded(xdg + "/huggingface");
   }
-  s.token = trimmed(env("HF_TOKEN"));
+  s.token = cleaned_token(env_or("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"));
   if (s.token.empty()) {
-    std::ifstream in(home / "token");
-    std::string line;
-    if (in && std::getline(in, line)) s.token = trimmed(line);
+    const std::string path = env("HF_TOKEN_PATH");
+    s.token = token_from_file(path.empty() ? home / "token" : expanded(path));
   }
   if (cache_dir)
     s.cache_dir = *cache_dir;
-  else if (std::string hub = env("HF_HUB_CACHE"); !hub.empty())
-    s.cache_dir = hub;
+  else if (std::string hub = env_or("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"); !hub.empty())
+    s.cache_dir = expanded(hub);
   else
     s.cache_dir = home / "hub";
-  const std::string offline = env("HF_HUB_OFFLINE");
-  s.offline = offline == "1" || offline == "true" || offline == "TRUE" || offline == "yes" ||
-              offline == "ON" || offline == "on";
+  s.offline = is_true(env_or("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"));
   return s;
 }
 

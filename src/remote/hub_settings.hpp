@@ -1,6 +1,10 @@
-// HubSettings: where the Hugging Face Hub is and how to reach it, from the same environment
-// variables huggingface_hub reads: HF_ENDPOINT, HF_TOKEN (else the file $HF_HOME/token),
-// HF_HOME, HF_HUB_CACHE and HF_HUB_OFFLINE.
+// HubSettings: where the Hugging Face Hub is and how to reach it, from the environment variables
+// huggingface_hub reads, with the same meanings, precedence and fallbacks: HF_ENDPOINT;
+// HF_TOKEN (else HUGGING_FACE_HUB_TOKEN, else the file HF_TOKEN_PATH or $HF_HOME/token); HF_HOME
+// (else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface); HF_HUB_CACHE (else
+// HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub); HF_HUB_OFFLINE (else TRANSFORMERS_OFFLINE: 1, ON,
+// YES or TRUE in any case). Paths have "~" and $VAR / ${VAR} expanded, as Python's
+// os.path.expanduser and os.path.expandvars do.
 #pragma once
 
 #include <filesystem>

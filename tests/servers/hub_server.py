@@ -1,13 +1,20 @@
 #!/usr/bin/python3
 """A Hugging Face Hub stand-in for ballast's tests, bound to 127.0.0.1 only.
 
-Usage: hub_server.py FOLDER. FOLDER/<org>/<name>/<path> are the repositories' files. Prints
-"PORT CDN_PORT". Like the Hub, HEAD/GET {org}/{name}/resolve/{revision}/{path} answers with
-X-Repo-Commit; LFS files (everything but *.json and *.md) get ETag/X-Linked-Etag = their
-sha256, X-Linked-Size and a 302 to the CDN port, which serves them with Range support; other
-files are served directly. Revisions: "main" or the repo's commit (sha1 of its id). Repos of
-org "gated" answer 401 without "Authorization: Bearer hf_test_token". Repo "org/corrupt"
-states a wrong sha256. GET /stats: CDN downloads per file and Authorization headers it saw.
+Usage: hub_server.py FOLDER. FOLDER/<org>/<name>/<path> are the files of branch "main" of repo
+<org>/<name>; FOLDER/<org>/<name>@<branch>/<path> those of another branch. Prints
+"PORT CDN_PORT". Like the Hub (and as huggingface_hub's hf_hub_download and snapshot_download
+expect), HEAD/GET {org}/{name}/resolve/{revision}/{path} answers with X-Repo-Commit; LFS files
+(everything but *.json and *.md) get ETag/X-Linked-Etag = their sha256, X-Linked-Size and a
+302 to the CDN port, which serves them with Range support; other files are served directly
+with ETag = their git blob sha1. No Xet headers are ever sent (clients then use plain HTTP).
+GET /api/models/{org}/{name}[/revision/{revision}] answers {"id", "sha", "siblings"} and
+GET /api/models/{org}/{name}/tree/{revision} the file list ("path", "size", "oid", "lfs").
+A revision is a branch name or a branch's commit (sha1 of the repo id for main, of
+"<org>/<name>@<branch>" otherwise). Errors carry X-Error-Code as the Hub's do (RepoNotFound,
+RevisionNotFound, EntryNotFound, GatedRepo). Repos of org "gated" answer 401 without
+"Authorization: Bearer hf_test_token". Repo "org/corrupt" states a wrong sha256. GET /stats:
+CDN downloads per file, the Authorization headers the CDN saw, and every Hub request.
 """
 import hashlib
 import json
@@ -22,14 +29,41 @@ FOLDER = sys.argv[1]
 LOCK = threading.Lock()
 CDN_GETS = {}
 CDN_AUTH = []
+HUB_REQUESTS = []
 
 
-def commit_of(repo):
-    return hashlib.sha1(repo.encode()).hexdigest()
+def commit_of(repo, branch="main"):
+    return hashlib.sha1((repo if branch == "main" else f"{repo}@{branch}").encode()).hexdigest()
 
 
 def lfs(path):
     return not (path.endswith(".json") or path.endswith(".md"))
+
+
+def git_blob_sha1(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def branches(org, name):
+    """{branch: folder} of a repo (empty when the repo does not exist)."""
+    found = {}
+    if os.path.isdir(os.path.join(FOLDER, org, name)):
+        found["main"] = f"{org}/{name}"
+    org_folder = os.path.join(FOLDER, org)
+    if os.path.isdir(org_folder):
+        for entry in os.listdir(org_folder):
+            if entry.startswith(name + "@"):
+                found[entry[len(name) + 1:]] = f"{org}/{entry}"
+    return found
+
+
+def files_of(folder):
+    root = os.path.join(FOLDER, folder)
+    out = []
+    for here, _, names in os.walk(root):
+        for n in names:
+            out.append(os.path.relpath(os.path.join(here, n), root).replace(os.sep, "/"))
+    return sorted(out)
 
 
 class Base(BaseHTTPRequestHandler):
@@ -45,6 +79,14 @@ class Base(BaseHTTPRequestHandler):
         self.end_headers()
         if body and not head:
             self.wfile.write(body)
+
+    def send_json(self, value, head):
+        body = json.dumps(value).encode()
+        self.send(200, {"Content-Type": "application/json", "Content-Length": str(len(body))},
+                  body, head)
+
+    def error(self, status, code):
+        self.send(status, {"X-Error-Code": code, "Content-Length": "0"})
 
     def serve_bytes(self, data, headers, head):
         match = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
@@ -67,35 +109,67 @@ class Base(BaseHTTPRequestHandler):
 
 class Hub(Base):
     def serve(self, head):
-        path = urllib.parse.unquote(self.path)
-        if path == "/stats":
-            body = json.dumps({"cdn_gets": CDN_GETS, "cdn_auth": CDN_AUTH}).encode()
-            return self.send(200, {"Content-Length": str(len(body))}, body)
-        m = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)", path)
-        if not m:
-            return self.send(404, {"Content-Length": "0"})
-        org, name, revision, file = m.groups()
+        raw_path = urllib.parse.urlsplit(self.path).path
+        if raw_path == "/stats":
+            return self.send_json({"cdn_gets": CDN_GETS, "cdn_auth": CDN_AUTH,
+                                   "hub_requests": HUB_REQUESTS}, head)
+        with LOCK:
+            HUB_REQUESTS.append(f"{self.command} {self.path}")
+        resolve = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)", raw_path)
+        api = re.fullmatch(r"/api/models/([^/]+)/([^/]+)(?:/(revision|tree)/([^/]+))?/?", raw_path)
+        match = resolve or api
+        if not match:
+            return self.error(404, "NotFound")
+        org, name = (urllib.parse.unquote(g) for g in match.group(1, 2))
         repo = f"{org}/{name}"
         if org == "gated" and self.headers.get("Authorization") != "Bearer hf_test_token":
-            return self.send(401, {"X-Error-Code": "GatedRepo", "Content-Length": "0"})
-        commit = commit_of(repo)
-        if revision not in ("main", commit):
-            return self.send(404, {"X-Error-Code": "RevisionNotFound", "Content-Length": "0"})
-        full = os.path.join(FOLDER, org, name, file)
-        if not os.path.isfile(full):
-            return self.send(404, {"X-Error-Code": "EntryNotFound", "Content-Length": "0"})
+            return self.error(401, "GatedRepo")
+        repo_branches = branches(org, name)
+        if not repo_branches:
+            return self.error(404, "RepoNotFound")
+        revision = urllib.parse.unquote(match.group(3) if resolve else (match.group(4) or "main"))
+        folder = commit = None
+        for branch, branch_folder in repo_branches.items():
+            if revision in (branch, commit_of(repo, branch)):
+                folder, commit = branch_folder, commit_of(repo, branch)
+        if folder is None:
+            return self.error(404, "RevisionNotFound")
+        if api:
+            return self.serve_api(repo, folder, commit, api.group(3) == "tree", head)
+        file = urllib.parse.unquote(match.group(4))
+        full = os.path.join(FOLDER, folder, file)
+        if ".." in file.split("/") or not os.path.isfile(full):
+            return self.send(404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit,
+                                   "Content-Length": "0"})
         with open(full, "rb") as f:
             data = f.read()
         headers = {"X-Repo-Commit": commit}
         if not lfs(file):
-            headers["ETag"] = '"' + hashlib.sha1(data).hexdigest() + '"'
+            headers["ETag"] = '"' + git_blob_sha1(data) + '"'
             return self.serve_bytes(data, headers, head)
         sha = hashlib.sha256(data).hexdigest()
         stated = hashlib.sha256(b"other").hexdigest() if name == "corrupt" else sha
+        location = urllib.parse.quote(f"/{folder}/{file}")
         headers.update({"ETag": f'"{stated}"', "X-Linked-Etag": f'"{stated}"',
                         "X-Linked-Size": str(len(data)), "Content-Length": "0",
-                        "Location": f"http://127.0.0.1:{self.server.cdn_port}/{org}/{name}/{file}"})
+                        "Location": f"http://127.0.0.1:{self.server.cdn_port}{location}"})
         self.send(302, headers)
+
+    def serve_api(self, repo, folder, commit, tree, head):
+        entries = []
+        for file in files_of(folder):
+            with open(os.path.join(FOLDER, folder, file), "rb") as f:
+                data = f.read()
+            entry = {"type": "file", "path": file, "size": len(data), "oid": git_blob_sha1(data)}
+            if lfs(file):
+                entry["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data),
+                                "pointerSize": 134}
+            entries.append(entry)
+        if tree:
+            return self.send_json(entries, head)
+        self.send_json({"id": repo, "modelId": repo, "sha": commit, "private": False,
+                        "gated": "manual" if repo.startswith("gated/") else False,
+                        "siblings": [{"rfilename": e["path"]} for e in entries]}, head)
 
 
 class Cdn(Base):
@@ -106,7 +180,7 @@ class Cdn(Base):
             if not head:
                 CDN_GETS[file] = CDN_GETS.get(file, 0) + 1
         full = os.path.join(FOLDER, file)
-        if not os.path.isfile(full):
+        if ".." in file.split("/") or not os.path.isfile(full):
             return self.send(404, {"Content-Length": "0"})
         with open(full, "rb") as f:
             data = f.read()
