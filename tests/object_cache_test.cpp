@@ -124,6 +124,38 @@ TEST_F(ObjectCacheTest, CachedObjectLoadsWithTheServerGone) {
   EXPECT_THROW(create_weight_loader(config(false))->load_tensor(spec(url, "b")), Error);
 }
 
+// The cache's names are predictable (the sha256 of the URL): a symlink planted at one is never
+// followed. One at the download's .incomplete name is replaced by a new file; one at the lock
+// fails the load; the file they point to is untouched either way.
+TEST_F(ObjectCacheTest, PlantedSymlinksAtTheCachesNamesAreNeverFollowed) {
+  BALLAST_REQUIRE_NGINX(server_);
+  const std::string url = publish("m.safetensors", 4);
+  create_weight_loader(config())->load_tensor(spec(url, "a"));
+  ASSERT_EQ(blobs(cache_.path()).size(), 1u);
+  const fs::path blob = blobs(cache_.path())[0];
+  TempDir elsewhere;
+  const fs::path victim = elsewhere / "victim";
+  write_file(victim, "precious");
+
+  fs::remove_all(cache_.path() / "objects");
+  fs::create_directories(cache_.path() / "objects");
+  fs::create_symlink(victim, blob.string() + ".incomplete");
+  auto tensor = create_weight_loader(config())->load_tensor(spec(url, "a"));
+  EXPECT_EQ(tensor_bytes(*tensor),
+            two_tensor_file(4).substr(two_tensor_file(4).size() - 2 * kTensorBytes, kTensorBytes));
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(blob)));
+  EXPECT_EQ(read_file(victim), "precious");
+
+  fs::remove_all(cache_.path() / "objects");
+  fs::create_directories(cache_.path() / "objects");
+  fs::path lock = blob;
+  lock.replace_extension(".lock");
+  fs::create_symlink(victim, lock);
+  EXPECT_THROW(create_weight_loader(config())->load_tensor(spec(url, "a")), Error);
+  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_FALSE(fs::exists(blob));
+}
+
 TEST_F(ObjectCacheTest, SizeBoundEvictsLeastRecentlyUsedButNeverAnObjectInUse) {
   BALLAST_REQUIRE_NGINX(server_);
   const uint64_t file_bytes = two_tensor_file(0).size();

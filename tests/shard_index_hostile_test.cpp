@@ -1,8 +1,9 @@
 // Hostile `*.index.json` shard maps, each expecting its own ErrorCode when a loader opens the
 // index: broken JSON, wrong shapes, names that leave the folder (traversal, absolute paths,
-// symlinks), nesting deep enough to exhaust the stack, sizes past the limits, shards that are
-// missing or do not hold the tensors the map promises.
+// symlinks), a FIFO where a shard should be, nesting deep enough to exhaust the stack, sizes past
+// the limits, shards that are missing or do not hold the tensors the map promises.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <functional>
@@ -70,6 +71,12 @@ std::vector<Hostile> hostile_indexes() {
        [](const fs::path& dir) {
          fs::create_directories(dir / "m" / "folder.safetensors");
          return std::string(R"({"weight_map": {"x": "folder.safetensors"}})");
+       },
+       E::invalid_argument},
+      {"shard_is_a_fifo",  // opening it for reading would block until a writer came
+       [](const fs::path& dir) {
+         EXPECT_EQ(::mkfifo((dir / "m" / "fifo.safetensors").c_str(), 0600), 0);
+         return std::string(R"({"weight_map": {"x": "fifo.safetensors"}})");
        },
        E::invalid_argument},
       {"tensor_missing_from_its_shard",

@@ -23,6 +23,24 @@ std::string_view error_code_name(ErrorCode code) {
   return "unknown";
 }
 
+namespace {
+
+// what() is a C string: a NUL byte taken from a file (in a tensor name, say) would end the
+// text there, so each one is written as the escape "\x00".
+std::string with_nul_bytes_escaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\0')
+      out += "\\x00";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
 Error::Error(ErrorCode code, std::string message, ErrorContext context)
     : code_(code), message_(std::move(message)), context_(std::move(context)) {
   render();
@@ -56,7 +74,7 @@ void Error::render() {
   if (!context_.expected.empty()) add("expected", context_.expected);
   if (!context_.actual.empty()) add("actual", context_.actual);
   if (!where.empty()) where += ")";
-  full_ = fmt::format("{}: {}{}", error_code_name(code_), message_, where);
+  full_ = with_nul_bytes_escaped(fmt::format("{}: {}{}", error_code_name(code_), message_, where));
 }
 
 }  // namespace ballast

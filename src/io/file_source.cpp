@@ -22,6 +22,30 @@
 namespace ballast {
 namespace {
 
+// What a non-regular file is, for the error that refuses it.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "folder";
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISSOCK(mode)) return "socket";
+  return "special file";
+}
+
+// Opens `name` again with extra `flags` (O_DIRECT) only while it is still the file that `fd`
+// has open; O_NONBLOCK so that a FIFO put in its place cannot block the open. -1 otherwise.
+int reopen_same_file(int fd, const std::string& name, int flags) {
+  const int again = sys::calls().open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags, 0);
+  if (again < 0) return -1;
+  struct stat was {
+  }, now{};
+  if (sys::calls().fstat(fd, &was) == 0 && sys::calls().fstat(again, &now) == 0 &&
+      was.st_dev == now.st_dev && was.st_ino == now.st_ino)
+    return again;
+  sys::calls().close(again);
+  return -1;
+}
+
 // File systems on which a shared mapping is slow or may fault when the server changes the file.
 bool is_remote_file_system(int fd) {
   struct statfs st {};
@@ -118,9 +142,7 @@ class FileByteSource final : public ByteSource {
 
   std::optional<LocalFile> local_file(bool want_direct) const override {
     if (want_direct)
-      std::call_once(direct_once_, [this] {
-        direct_fd_ = sys::calls().open(name_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT, 0);
-      });
+      std::call_once(direct_once_, [this] { direct_fd_ = reopen_same_file(fd_, name_, O_DIRECT); });
     return LocalFile{.fd = fd_, .direct_fd = direct_fd_, .base = 0, .file_size = size_};
   }
 
@@ -152,7 +174,7 @@ FileOpenOptions file_open_options(ReadMode mode) {
 std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
                                              FileOpenOptions options) {
   const std::string name = path.string();
-  int fd = sys::calls().open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);
+  int fd = sys::calls().open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0) {
     int err = errno;
     throw Error(err == ENOENT || err == ENOTDIR ? ErrorCode::not_found : ErrorCode::io,
@@ -167,7 +189,8 @@ std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
   }
   if (!S_ISREG(st.st_mode)) {
     sys::calls().close(fd);
-    throw Error(ErrorCode::invalid_argument, "not a regular file", {.source = name});
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("not a regular file (a {})", file_kind(st.st_mode)), {.source = name});
   }
   return std::make_shared<FileByteSource>(fd, static_cast<uint64_t>(st.st_size), name, options);
 }
@@ -181,6 +204,18 @@ std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64
                             file->size(), max_bytes),
                 {.source = name});
   return file->read(0, file->size());
+}
+
+std::optional<std::string> read_small_text_file(const std::filesystem::path& path,
+                                                uint64_t max_bytes) {
+  std::vector<std::byte> bytes;
+  try {
+    bytes = read_small_file(path, max_bytes, path.string());
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::not_found) return std::nullopt;
+    throw;
+  }
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 }  // namespace ballast

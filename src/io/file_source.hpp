@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
 // `max_bytes`. `name` describes the file in errors (a URL or hf:// name for cached copies).
 std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64_t max_bytes,
                                        const std::string& name);
+
+// The text of a small file of the user's or of a cache (a config, a token file, a cache record
+// or ref), or nullopt when there is none. Like every open here, a FIFO or device at that path
+// is refused (invalid_argument), never read; more than `max_bytes` is limit_exceeded.
+std::optional<std::string> read_small_text_file(const std::filesystem::path& path,
+                                                uint64_t max_bytes);
 
 // A read-only mapping of the file bytes from `file.base` to its end, whatever the read mode
 // (for gathering a large strided view without staging a copy); null when mmap fails.

@@ -1,11 +1,35 @@
 // Folder-confined path resolution (see folder_opener.hpp).
 #include "io/folder_opener.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
 
 namespace ballast {
+namespace {
+
+bool lies_under(const std::filesystem::path& path, const std::filesystem::path& prefix) {
+  auto [prefix_end, rest] = std::mismatch(prefix.begin(), prefix.end(), path.begin(), path.end());
+  return prefix_end == prefix.end() && rest != path.end();
+}
+
+// Where a name taken from `base` (canonical) may resolve: `base`, and when `base` lies in a
+// Hugging Face cache snapshot (<repo>/snapshots/<commit>[/...]), <repo>/blobs as well.
+std::vector<std::filesystem::path> allowed_roots(const std::filesystem::path& base) {
+  std::vector<std::filesystem::path> roots{base};
+  for (auto p = base; p.has_relative_path() && p.parent_path() != p; p = p.parent_path()) {
+    if (p.parent_path().filename() == "snapshots") {
+      roots.push_back(p.parent_path().parent_path() / "blobs");
+      break;
+    }
+  }
+  return roots;
+}
+
+}  // namespace
 
 std::filesystem::path resolve_inside(const std::filesystem::path& folder,
                                      std::string_view relative) {
@@ -33,11 +57,9 @@ std::filesystem::path resolve_inside(const std::filesystem::path& folder,
   auto resolved = std::filesystem::canonical(target, ec);
   if (ec)
     throw Error(ErrorCode::io, fmt::format("cannot resolve '{}'", relative), {.source = where});
-  auto [base_end, resolved_it] =
-      std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
-  if (base_end != base.end() || resolved_it == resolved.end())
-    return refuse("it resolves (through a symlink) outside the model folder");
-  return resolved;
+  for (const auto& root : allowed_roots(base))
+    if (lies_under(resolved, root)) return resolved;
+  return refuse("it resolves (through a symlink) outside the model folder");
 }
 
 SiblingOpener make_folder_opener(std::filesystem::path folder, FileOpenOptions options) {

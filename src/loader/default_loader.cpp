@@ -574,7 +574,7 @@ class DefaultLoader final : public WeightLoader {
     auto cp = checkpoint(source);
     cp->entries();
     for (const auto& path : cp->files()) {
-      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
       if (fd < 0) continue;
       ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
       ::close(fd);

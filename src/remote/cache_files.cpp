@@ -3,11 +3,11 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include <fmt/format.h>
@@ -34,6 +34,14 @@ void write_all(int fd, std::span<const std::byte> bytes, const fs::path& path) {
   }
 }
 
+// A new file for writing: an existing file, or a symlink planted at `path`, is an error
+// (O_EXCL | O_NOFOLLOW), never followed or truncated.
+int create_new_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) fail_io("cannot create", path);
+  return fd;
+}
+
 }  // namespace
 
 Fd::~Fd() {
@@ -41,8 +49,13 @@ Fd::~Fd() {
 }
 
 std::unique_ptr<Fd> lock_file(const fs::path& path, bool exclusive, bool try_only) {
-  auto fd = std::make_unique<Fd>(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  // O_NOFOLLOW: a symlink planted at the lock's name is an error, never a file elsewhere.
+  auto fd = std::make_unique<Fd>(
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644));
   if (fd->get() < 0) fail_io("cannot open the lock", path);
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(ErrorCode::io, "the lock is not a regular file", {.source = path.string()});
   const int operation = (exclusive ? LOCK_EX : LOCK_SH) | (try_only ? LOCK_NB : 0);
   while (::flock(fd->get(), operation) != 0) {
     if (try_only && errno == EWOULDBLOCK) return nullptr;
@@ -59,10 +72,12 @@ fs::path temporary_path_beside(const fs::path& path) {
 void write_atomically(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   const fs::path temp = temporary_path_beside(path);
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) fail_io("cannot write", temp);
+  try {
+    Fd out(create_new_file(temp));
+    write_all(out.get(), std::as_bytes(std::span(text)), temp);
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
   }
   fs::rename(temp, path);
 }
@@ -74,8 +89,10 @@ void download_into(const fs::path& destination, uint64_t size,
   const fs::path incomplete = destination.string() + ".incomplete";
   std::error_code ec;
   try {
-    Fd out(::open(incomplete.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (out.get() < 0) fail_io("cannot create", incomplete);
+    // Under the object's exclusive lock: what is at this name is a leftover of a process that
+    // died (or something planted), removed (unlink never follows a symlink) and made anew.
+    ::unlink(incomplete.c_str());
+    Fd out(create_new_file(incomplete));
     Sha256 hash;
     uint64_t written = 0;
     fetch([&](std::span<const std::byte> bytes) {

@@ -2,16 +2,18 @@
 #include "remote/hub_cache.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "io/file_source.hpp"
 #include "remote/cache_files.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
 namespace fs = std::filesystem;
+
+constexpr uint64_t kMaxRefBytes = 4096;  // a ref holds one 40-character commit hash
 
 bool is_commit_hash(std::string_view revision) {
   if (revision.size() != 40) return false;
@@ -28,9 +30,11 @@ HubRepoCache::HubRepoCache(const fs::path& cache_dir, std::string_view repo_id) 
 
 std::optional<std::string> HubRepoCache::commit_of(const std::string& revision) const {
   if (is_commit_hash(revision)) return revision;
-  std::ifstream in(root_ / "refs" / confined_relative_path(revision, root_.string()));
-  std::string commit;
-  if (!in || !std::getline(in, commit) || !is_commit_hash(commit)) return std::nullopt;
+  const auto text = read_small_text_file(
+      root_ / "refs" / confined_relative_path(revision, root_.string()), kMaxRefBytes);
+  if (!text) return std::nullopt;
+  const std::string commit = text->substr(0, text->find('\n'));
+  if (!is_commit_hash(commit)) return std::nullopt;
   return commit;
 }
 

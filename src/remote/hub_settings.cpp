@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
+
+#include "io/file_source.hpp"
 
 namespace ballast {
 namespace {
@@ -74,11 +75,8 @@ std::string cleaned_token(std::string s) {
 }
 
 std::string token_from_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text(kMaxTokenFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  return text.size() > kMaxTokenFileBytes ? std::string() : cleaned_token(text);
+  const std::optional<std::string> text = read_small_text_file(path, kMaxTokenFileBytes);
+  return text ? cleaned_token(*text) : std::string();
 }
 
 bool is_true(std::string value) {

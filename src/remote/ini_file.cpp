@@ -2,11 +2,11 @@
 #include "remote/ini_file.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "io/file_source.hpp"
 
 namespace ballast {
 namespace {
@@ -57,18 +57,9 @@ IniFile parse_ini(std::string_view text) {
 }
 
 std::optional<IniFile> read_ini_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io, "cannot read the file", {.source = path.string()});
-  std::string text(kMaxIniBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxIniBytes)
-    throw Error(ErrorCode::limit_exceeded,
-                fmt::format("the file is larger than the {}-byte limit", kMaxIniBytes),
-                {.source = path.string()});
-  return parse_ini(text);
+  const std::optional<std::string> text = read_small_text_file(path, kMaxIniBytes);
+  if (!text) return std::nullopt;
+  return parse_ini(*text);
 }
 
 }  // namespace ballast

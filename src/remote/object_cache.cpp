@@ -4,14 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
+#include "io/file_source.hpp"
 #include "remote/cache_files.hpp"
 #include "remote/sha256.hpp"
 #include "util/json_text.hpp"
@@ -41,13 +40,14 @@ struct Record {
 };
 
 std::optional<Record> read_record(const fs::path& path) {
-  std::error_code ec;
-  const auto bytes = fs::file_size(path, ec);
-  if (ec || bytes > kMaxRecordBytes) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto json = nlohmann::json::parse(text.str(), nullptr, false);
+  std::optional<std::string> text;
+  try {
+    text = read_small_text_file(path, kMaxRecordBytes);
+  } catch (const Error&) {
+    return std::nullopt;  // an unreadable record makes the blob unusable, not the load
+  }
+  if (!text) return std::nullopt;
+  auto json = nlohmann::json::parse(*text, nullptr, false);
   if (!json.is_object() || !json.contains("etag") || !json["etag"].is_string() ||
       !json.contains("size") || !json["size"].is_number_unsigned())
     return std::nullopt;

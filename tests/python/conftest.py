@@ -9,6 +9,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -42,11 +43,12 @@ def golden_dir():
     return path
 
 
-def run_cli(cli, *args, env=None, check=True, timeout=300):
+def run_cli(cli, *args, env=None, check=True, timeout=300, cwd=None):
     """Runs the ballast CLI; returns the CompletedProcess (text). Fails on a non-zero exit
-    when `check`, showing stderr."""
+    when `check`, showing stderr. It runs in the temporary folder unless `cwd` says
+    otherwise, so that nothing it writes by mistake lands in the source tree."""
     result = subprocess.run([cli, *map(str, args)], capture_output=True, text=True,
-                            env=env, timeout=timeout)
+                            env=env, timeout=timeout, cwd=cwd or tempfile.gettempdir())
     if check and result.returncode != 0:
         pytest.fail(f"ballast {' '.join(map(str, args))} exited {result.returncode}:\n"
                     f"{result.stderr}")

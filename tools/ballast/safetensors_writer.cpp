@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <random>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -107,12 +109,24 @@ bool safetensors_order(DType a, const std::string& an, DType b, const std::strin
 
 SafetensorsWriter::SafetensorsWriter(std::filesystem::path target) : target_(std::move(target)) {
   const auto folder = target_.has_parent_path() ? target_.parent_path() : ".";
-  const auto scratch = folder / fmt::format(".{}.data-{}", target_.filename().string(), ::getpid());
-  scratch_fd_ = ::open(scratch.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // The scratch file has no name at all (O_TMPFILE); the output is written under a name nobody
+  // can predict and created exclusively (O_EXCL | O_NOFOLLOW), so a file or symlink planted
+  // beside the output is never followed or overwritten. Both are renamed or gone at the end.
+  std::random_device random;
+  auto unpredictable = [&](std::string_view kind) {
+    return folder / fmt::format(".{}.{}-{}-{:08x}{:08x}", target_.filename().string(), kind,
+                                ::getpid(), random(), random());
+  };
+  constexpr int kNew = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  scratch_fd_ = ::open(folder.c_str(), O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+  if (scratch_fd_ < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {  // no O_TMPFILE here
+    const auto scratch = unpredictable("data");
+    scratch_fd_ = ::open(scratch.c_str(), kNew, 0600);
+    if (scratch_fd_ >= 0) ::unlink(scratch.c_str());  // lives only while open
+  }
   if (scratch_fd_ < 0) io_error("cannot create a scratch file beside the output", target_);
-  ::unlink(scratch.c_str());  // lives only while open
-  temp_ = folder / fmt::format(".{}.tmp-{}", target_.filename().string(), ::getpid());
-  temp_fd_ = ::open(temp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  temp_ = unpredictable("tmp");
+  temp_fd_ = ::open(temp_.c_str(), kNew, 0644);
   if (temp_fd_ < 0) {
     ::close(scratch_fd_);  // the destructor does not run for a constructor that throws
     io_error("cannot create a temporary file beside the output", target_);

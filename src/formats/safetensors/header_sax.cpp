@@ -211,6 +211,13 @@ class HeaderSax {
 
 std::string read_safetensors_header(std::string_view text, const HeaderSaxLimits& limits,
                                     const RawEntrySink& on_entry) {
+  // nlohmann's reader takes a NUL byte for the end of its input, so "{...}\0garbage" would
+  // pass; the safetensors crate (serde_json) refuses any byte after the JSON but whitespace,
+  // and so does ballast. Inside the JSON a raw NUL is never valid either.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    throw Error(ErrorCode::invalid_format,
+                "NUL byte in the JSON header (only whitespace may pad it after the JSON)",
+                {.offset = limits.base_offset + nul});
   HeaderSax sax(limits, on_entry);
   json::sax_parse(text.begin(), text.end(), &sax);
   sax.throw_problem();

@@ -220,12 +220,18 @@ class SafetensorsParser final : public FormatParser {
   std::vector<std::string> extensions() const override { return {".safetensors"}; }
 
   // The length is not checked against the file here, so that an oversized or truncated
-  // header is reported as a broken safetensors file rather than an unknown format.
+  // header is reported as a broken safetensors file rather than an unknown format. The JSON
+  // may start after whitespace, as the official crate (serde_json) allows.
   bool probe(std::span<const std::byte> head, uint64_t) const override {
     if (head.size() < 10) return false;
     uint64_t n = 0;
     for (size_t i = 0; i < 8; ++i) n |= static_cast<uint64_t>(head[i]) << (8 * i);
-    return n >= 2 && n < (1ULL << 40) && static_cast<char>(head[8]) == '{';
+    if (n < 2 || n >= (1ULL << 40)) return false;
+    for (size_t i = 8; i < head.size() && i - 8 < n; ++i) {
+      const char c = static_cast<char>(head[i]);
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return c == '{';
+    }
+    return false;
   }
 
   Index parse(const ParseContext& context) const override { return HeaderReader(context).parse(); }
