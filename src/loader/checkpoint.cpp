@@ -131,7 +131,7 @@ const TensorEntry* Checkpoint::find_in(Shard& shard, const std::string& name) {
 
 std::vector<const TensorEntry*> Checkpoint::entries() {
   std::vector<const TensorEntry*> out;
-  std::map<std::string_view, std::string> seen_in;
+  std::map<std::string_view, size_t> seen_in;  // tensor -> the shard holding it
   for (size_t i = 0; i < shards_.size(); ++i) {
     Shard& shard = parsed_shard(i);
     if (i > 0 && shard.index.format != shards_[0]->index.format)
@@ -141,11 +141,11 @@ std::vector<const TensorEntry*> Checkpoint::entries() {
                   {.source = shard.location.name});
     for (const auto& e : shard.index.tensors) {
       if (only_tensor_ && e.name != *only_tensor_) continue;
-      auto [it, fresh] = seen_in.emplace(e.name, shard.location.name);
+      auto [it, fresh] = seen_in.emplace(e.name, i);
       if (!fresh)
         throw Error(ErrorCode::invalid_format,
-                    fmt::format("tensor appears in two shards ({} and {})", it->second,
-                                shard.location.name),
+                    fmt::format("tensor appears in two shards ({} and {})",
+                                shards_[it->second]->location.name, shard.location.name),
                     {.source = description_, .tensor = e.name});
       out.push_back(&e);
     }
@@ -153,9 +153,34 @@ std::vector<const TensorEntry*> Checkpoint::entries() {
   if (only_tensor_ && out.empty())
     throw Error(ErrorCode::not_found, "no such tensor",
                 {.source = description_, .tensor = *only_tensor_});
+  if (!only_tensor_) require_weight_map_matches(seen_in);
   std::sort(out.begin(), out.end(),
             [](const TensorEntry* a, const TensorEntry* b) { return a->name < b->name; });
   return out;
+}
+
+// The whole checkpoint is exactly what its shard index says: every tensor the map names is in
+// the shard it names, and no shard holds a tensor the map leaves out. (Naming tensors one by
+// one, through entry(), checks only those.)
+void Checkpoint::require_weight_map_matches(const std::map<std::string_view, size_t>& seen_in) {
+  if (weight_map_.empty()) return;
+  for (const auto& [name, shard] : seen_in) {
+    const std::string& holder = shards_[shard]->location.name;
+    auto it = weight_map_.find(name);
+    if (it == weight_map_.end())
+      throw Error(ErrorCode::invalid_format,
+                  "a shard holds a tensor that the shard index does not name",
+                  {.source = holder, .tensor = std::string(name)});
+    if (it->second != shard)
+      throw Error(ErrorCode::invalid_format,
+                  fmt::format("the shard index places this tensor in {}",
+                              shards_[it->second]->location.name),
+                  {.source = holder, .tensor = std::string(name)});
+  }
+  for (const auto& [name, shard] : weight_map_)
+    if (!seen_in.contains(name))
+      throw Error(ErrorCode::invalid_format, "the shard index names a shard that lacks this tensor",
+                  {.source = shards_[shard]->location.name, .tensor = name});
 }
 
 const TensorEntry& Checkpoint::entry(const std::string& name) {

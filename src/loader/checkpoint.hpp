@@ -55,7 +55,8 @@ class Checkpoint {
   const std::string& description() const { return description_; }
   // The format of the first shard (parses it).
   WeightFormat format();
-  // Every tensor, sorted by name (parses every shard).
+  // Every tensor, sorted by name (parses every shard). With a shard index, the shards must
+  // hold exactly the tensors its weight map names, where it names them (invalid_format).
   std::vector<const TensorEntry*> entries();
   // One tensor; parses only its shard when a weight map says where it is.
   const TensorEntry& entry(const std::string& name);
@@ -84,6 +85,7 @@ class Checkpoint {
   Shard& parsed_shard(size_t i);
   void parse_shard(Shard& shard);
   const TensorEntry* find_in(Shard& shard, const std::string& name);
+  void require_weight_map_matches(const std::map<std::string_view, size_t>& seen_in);
 
   std::string description_;
   CheckpointOptions options_;

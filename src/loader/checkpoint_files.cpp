@@ -48,16 +48,34 @@ std::vector<fs::path> files_ending(const fs::path& folder,
   return out;
 }
 
+// Every shard of the GGUF split set that `shard` belongs to, in order (just `shard` when its
+// name is not a split name). A folder is the whole model: a set with shards missing is an
+// error naming them, never a smaller model.
+std::vector<fs::path> gguf_split_set(const fs::path& shard) {
+  const std::vector<std::string> siblings = gguf_split_siblings(shard.string());
+  if (siblings.empty()) return {shard};
+  std::vector<fs::path> set;
+  std::vector<std::string> missing;
+  std::error_code ec;
+  for (const auto& name : siblings) {
+    if (!fs::exists(name, ec)) missing.push_back(fs::path(name).filename().string());
+    set.emplace_back(name);
+  }
+  if (!missing.empty())
+    throw Error(ErrorCode::not_found,
+                fmt::format("the GGUF split set is incomplete: {} of its {} shards are missing "
+                            "({}{})",
+                            missing.size(), siblings.size(), missing.front(),
+                            missing.size() > 1 ? ", ..." : ""),
+                {.source = shard.string()});
+  return set;
+}
+
 // Several GGUF files in a folder are one model only when they are exactly one split set
 // (NAME-00001-of-0000N.gguf ...); several ONNX files are never one model.
 void require_one_model(const fs::path& folder, std::string_view kind,
                        const std::vector<fs::path>& found) {
-  if (kind == "gguf") {
-    std::vector<std::string> siblings = gguf_split_siblings(found.front().string());
-    std::vector<std::string> names;
-    for (const auto& p : found) names.push_back(p.string());
-    if (siblings == names) return;
-  }
+  if (kind == "gguf" && gguf_split_set(found.front()) == found) return;
   throw Error(ErrorCode::invalid_argument,
               fmt::format("folder holds {} {} files that are not one model; name the file",
                           found.size(), kind),
@@ -88,7 +106,7 @@ CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
     if (found.size() > 1 && (kind == "gguf" || kind == "onnx"))
       require_one_model(folder, kind, found);
     CheckpointFiles files;
-    files.shards = std::move(found);
+    files.shards = kind == "gguf" ? gguf_split_set(found.front()) : std::move(found);
     return files;
   }
   throw Error(ErrorCode::not_found, "folder holds no weight files", {.source = folder.string()});
@@ -138,7 +156,7 @@ CheckpointFiles resolve_checkpoint_files(const fs::path& path, const Limits& lim
   if (fs::is_directory(status)) return resolve_folder(path, limits);
   if (ends_with(path.filename().string(), ".index.json")) return read_index(path, limits);
   CheckpointFiles files;
-  files.shards.push_back(path);
+  files.shards.push_back(path);  // a named file is that file, a split shard included
   return files;
 }
 
