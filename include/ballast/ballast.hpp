@@ -3,6 +3,7 @@
 
 #include "ballast/arena.hpp"
 #include "ballast/byte_source.hpp"
+#include "ballast/cache.hpp"
 #include "ballast/config.hpp"
 #include "ballast/dequantize.hpp"
 #include "ballast/device.hpp"

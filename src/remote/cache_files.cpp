@@ -82,12 +82,13 @@ void write_atomically(const fs::path& path, const std::string& text) {
   fs::rename(temp, path);
 }
 
-void download_into(const fs::path& destination, uint64_t size,
-                   const std::optional<std::string>& sha256, const std::string& source,
-                   const std::function<void(const ByteSink&)>& fetch,
-                   const std::function<void(uint64_t)>& progress) {
+std::string download_into(const fs::path& destination, uint64_t size,
+                          const std::optional<std::string>& sha256, const std::string& source,
+                          const std::function<void(const ByteSink&)>& fetch,
+                          const std::function<void(uint64_t)>& progress) {
   const fs::path incomplete = destination.string() + ".incomplete";
   std::error_code ec;
+  std::string actual;
   try {
     // Under the object's exclusive lock: what is at this name is a leftover of a process that
     // died (or something planted), removed (unlink never follows a symlink) and made anew.
@@ -100,7 +101,7 @@ void download_into(const fs::path& destination, uint64_t size,
         throw Error(ErrorCode::integrity, "the download is longer than its stated size",
                     {.source = source});
       write_all(out.get(), bytes, incomplete);
-      if (sha256) hash.update(bytes);
+      hash.update(bytes);
       written += bytes.size();
       if (progress) progress(written);
     });
@@ -108,18 +109,17 @@ void download_into(const fs::path& destination, uint64_t size,
       throw Error(ErrorCode::integrity,
                   fmt::format("the download has {} bytes, the server said {}", written, size),
                   {.source = source});
-    if (sha256) {
-      std::string actual = hash.hex();
-      if (actual != *sha256)
-        throw Error(ErrorCode::integrity, "the download's sha256 differs from the expected one",
-                    {.source = source, .expected = *sha256, .actual = actual});
-    }
+    actual = hash.hex();
+    if (sha256 && actual != *sha256)
+      throw Error(ErrorCode::integrity, "the download's sha256 differs from the expected one",
+                  {.source = source, .expected = *sha256, .actual = actual});
     if (::fsync(out.get()) != 0) fail_io("cannot sync", incomplete);
   } catch (...) {
     fs::remove(incomplete, ec);  // never leave a partial file behind
     throw;
   }
   fs::rename(incomplete, destination);
+  return actual;
 }
 
 }  // namespace ballast

@@ -42,10 +42,11 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
 // Streams a download into `destination`: `fetch` pushes the bytes to the sink it is given;
 // there must be exactly `size` of them and, when `sha256` is given (lowercase hex), they must
 // hash to it, else Error(integrity). `source` names the object in errors. `progress`, when set,
-// hears the bytes written so far after each piece.
-void download_into(const std::filesystem::path& destination, uint64_t size,
-                   const std::optional<std::string>& sha256, const std::string& source,
-                   const std::function<void(const ByteSink&)>& fetch,
-                   const std::function<void(uint64_t)>& progress = {});
+// hears the bytes written so far after each piece. Returns the bytes' sha256 (lowercase hex),
+// computed as they stream in whether or not one was expected.
+std::string download_into(const std::filesystem::path& destination, uint64_t size,
+                          const std::optional<std::string>& sha256, const std::string& source,
+                          const std::function<void(const ByteSink&)>& fetch,
+                          const std::function<void(uint64_t)>& progress = {});
 
 }  // namespace ballast

@@ -37,7 +37,32 @@ Paths paths_for(const fs::path& folder, const std::string& key) {
 struct Record {
   std::string etag;
   uint64_t size = 0;
+  std::string sha256;         // of the blob as downloaded; empty in records of older versions
+  int64_t blob_mtime_ns = 0;  // the blob's modification time once complete; 0 when unknown
 };
+
+int64_t mtime_ns(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+std::string sha256_of_file(const fs::path& path) {
+  auto file = open_file_source(path, {.allow_mmap = false});
+  Sha256 hash;
+  constexpr uint64_t kPiece = 4 << 20;
+  for (uint64_t at = 0; at < file->size(); at += kPiece)
+    hash.update(file->read(at, std::min(kPiece, file->size() - at)));
+  return hash.hex();
+}
+
+void write_record(const fs::path& path, const std::string& source, const Record& r) {
+  write_atomically(path, lossy_json_text(nlohmann::json{{"source", source},  // a server's bytes
+                                                        {"etag", r.etag},
+                                                        {"size", r.size},
+                                                        {"sha256", r.sha256},
+                                                        {"blob_mtime_ns", r.blob_mtime_ns}}));
+}
 
 std::optional<Record> read_record(const fs::path& path) {
   std::optional<std::string> text;
@@ -51,7 +76,11 @@ std::optional<Record> read_record(const fs::path& path) {
   if (!json.is_object() || !json.contains("etag") || !json["etag"].is_string() ||
       !json.contains("size") || !json["size"].is_number_unsigned())
     return std::nullopt;
-  return Record{json["etag"].get<std::string>(), json["size"].get<uint64_t>()};
+  Record r{json["etag"].get<std::string>(), json["size"].get<uint64_t>()};
+  if (json.contains("sha256") && json["sha256"].is_string()) r.sha256 = json["sha256"];
+  if (json.contains("blob_mtime_ns") && json["blob_mtime_ns"].is_number_integer())
+    r.blob_mtime_ns = json["blob_mtime_ns"];
+  return r;
 }
 
 // Marks the record as just used (its mtime orders eviction).
@@ -60,11 +89,17 @@ void touch(const fs::path& record) {
   fs::last_write_time(record, fs::file_time_type::clock::now(), ec);
 }
 
+// The blob is the one the record describes. The cheap check, on every use: its size, and its
+// modification time as recorded when the download completed. A blob written since (its mtime
+// moved) is hashed again and used only if its bytes are still the downloaded ones. Bytes that
+// rot without a write are found by `ballast cache verify`, which hashes every blob.
 bool blob_matches(const Paths& p, uint64_t size, const std::optional<std::string>& etag) {
   std::error_code ec;
   if (!fs::is_regular_file(p.blob, ec) || fs::file_size(p.blob, ec) != size) return false;
   auto record = read_record(p.record);
-  return record && record->size == size && (!etag || record->etag == *etag);
+  if (!record || record->size != size || (etag && record->etag != *etag)) return false;
+  if (record->sha256.empty() || mtime_ns(p.blob) == record->blob_mtime_ns) return true;
+  return sha256_of_file(p.blob) == record->sha256;
 }
 
 // A shared lock on the object's lock file, held by the returned lease.
@@ -89,11 +124,10 @@ CachedObject ObjectCache::fetch(const std::string& key, const std::string& sourc
     if (!blob_matches(p, info.size, info.etag)) {
       std::error_code ec;
       fs::remove(p.record, ec);  // the record goes first: a blob without one is never used
-      download_into(p.blob, info.size, std::nullopt, source, fetch_bytes, progress);
-      write_atomically(
-          p.record,
-          lossy_json_text(nlohmann::json{
-              {"source", source}, {"etag", info.etag}, {"size", info.size}}));  // a server's bytes
+      Record record{info.etag, info.size};
+      record.sha256 = download_into(p.blob, info.size, std::nullopt, source, fetch_bytes, progress);
+      record.blob_mtime_ns = mtime_ns(p.blob);
+      write_record(p.record, source, record);
     }
     touch(p.record);
   }
@@ -145,6 +179,32 @@ void ObjectCache::evict_to_fit() const {
     fs::remove(e.paths.blob, ec);
     total -= e.size;
   }
+}
+
+std::vector<CachedBlobCheck> ObjectCache::verify(bool remove_corrupt) const {
+  std::vector<CachedBlobCheck> checks;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(folder_, ec)) {
+    if (item.path().extension() != ".blob") continue;
+    const fs::path stem = item.path().parent_path() / item.path().stem();
+    const Paths p{item.path(), stem.string() + ".json", stem.string() + ".lock"};
+    CachedBlobCheck check{.blob = p.blob, .cache = "objects"};
+    auto lock = lock_file(p.lock, /*exclusive=*/remove_corrupt);
+    check.size = fs::file_size(p.blob, ec);
+    const auto record = read_record(p.record);
+    if (record && !record->sha256.empty()) {
+      check.expected = "sha256:" + record->sha256;
+      check.actual = "sha256:" + sha256_of_file(p.blob);
+      check.state = check.actual == check.expected ? CachedBlobCheck::State::ok
+                                                   : CachedBlobCheck::State::corrupt;
+    }
+    if (remove_corrupt && check.state == CachedBlobCheck::State::corrupt) {
+      fs::remove(p.record, ec);  // the record first: a blob without one is never used
+      check.removed = fs::remove(p.blob, ec);
+    }
+    checks.push_back(std::move(check));
+  }
+  return checks;
 }
 
 }  // namespace ballast

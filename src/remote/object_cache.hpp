@@ -18,7 +18,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "ballast/cache.hpp"
 #include "remote/http_fetch.hpp"
 
 namespace ballast {
@@ -47,6 +49,10 @@ class ObjectCache {
 
   // Evicts least recently used blobs not in use until the cache holds at most max_bytes.
   void evict_to_fit() const;
+
+  // Hashes every blob against the sha256 its record holds (ballast cache verify); with
+  // `remove_corrupt`, deletes a corrupt blob and its record under the object's lock.
+  std::vector<CachedBlobCheck> verify(bool remove_corrupt) const;
 
   const std::filesystem::path& folder() const { return folder_; }
 

@@ -14,14 +14,14 @@ std::string env(const char* name) {
   return value ? value : "";
 }
 
+}  // namespace
+
 std::filesystem::path default_cache_dir() {
   if (std::string dir = env("BALLAST_CACHE"); !dir.empty()) return dir;
   if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
     return std::filesystem::path(dir) / "ballast";
   return std::filesystem::path(env("HOME").empty() ? "/tmp" : env("HOME")) / ".cache" / "ballast";
 }
-
-}  // namespace
 
 std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config) {
   HttpSettings http;

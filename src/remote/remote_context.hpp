@@ -26,6 +26,10 @@ struct RemoteContext {
   std::function<void(const DownloadProgress&)> progress;  // may be empty
 };
 
+// The object cache's root when the config names none: $BALLAST_CACHE, else
+// $XDG_CACHE_HOME/ballast, else ~/.cache/ballast.
+std::filesystem::path default_cache_dir();
+
 std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config);
 
 // Opens `url` (per-source headers on top of the config's default_headers) as a ranged-read

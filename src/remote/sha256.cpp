@@ -1,4 +1,4 @@
-// Incremental sha256 (see sha256.hpp).
+// Incremental digests (see sha256.hpp).
 #include "remote/sha256.hpp"
 
 #include <openssl/evp.h>
@@ -7,24 +7,30 @@
 
 namespace ballast {
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr ||
-      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
-    throw Error(ErrorCode::io, "sha256 initialisation failed");
+EvpDigest::EvpDigest(const void* algorithm) : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_),
+                                           static_cast<const EVP_MD*>(algorithm), nullptr) != 1) {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+    throw Error(ErrorCode::io, "digest initialisation failed");
+  }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+EvpDigest::~EvpDigest() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
 
-void Sha256::update(std::span<const std::byte> bytes) {
+Sha256::Sha256() : EvpDigest(EVP_sha256()) {}
+
+Sha1::Sha1() : EvpDigest(EVP_sha1()) {}
+
+void EvpDigest::update(std::span<const std::byte> bytes) {
   if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size()) != 1)
-    throw Error(ErrorCode::io, "sha256 computation failed");
+    throw Error(ErrorCode::io, "digest computation failed");
 }
 
-std::string Sha256::hex() {
+std::string EvpDigest::hex() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest, &length) != 1)
-    throw Error(ErrorCode::io, "sha256 computation failed");
+    throw Error(ErrorCode::io, "digest computation failed");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < length; ++i) {

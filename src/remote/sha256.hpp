@@ -1,25 +1,37 @@
-// Incremental sha256 (OpenSSL EVP) for checking downloads as they stream in.
+// Incremental digests (OpenSSL EVP): sha256 for checking downloads and cached blobs as they
+// stream, sha1 for the git object ids that name the Hub's small (non-LFS) files.
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <span>
 #include <string>
 
 namespace ballast {
 
-class Sha256 {
+class EvpDigest {
  public:
-  Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
+  ~EvpDigest();
+  EvpDigest(const EvpDigest&) = delete;
+  EvpDigest& operator=(const EvpDigest&) = delete;
 
   void update(std::span<const std::byte> bytes);
   std::string hex();  // finishes the digest
 
+ protected:
+  explicit EvpDigest(const void* algorithm);  // an EVP_MD*
+
  private:
   void* ctx_;
+};
+
+class Sha256 : public EvpDigest {
+ public:
+  Sha256();
+};
+
+class Sha1 : public EvpDigest {
+ public:
+  Sha1();
 };
 
 }  // namespace ballast

@@ -15,5 +15,6 @@ Runner add_hash_command(CLI::App& app);
 Runner add_load_command(CLI::App& app);
 Runner add_convert_command(CLI::App& app);
 Runner add_fetch_command(CLI::App& app);
+Runner add_cache_command(CLI::App& app);
 
 }  // namespace ballast::cli

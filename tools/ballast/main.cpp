@@ -1,4 +1,4 @@
-// The `ballast` command-line tool: inspect, hash, load, convert and fetch checkpoints. Exit status
+// The `ballast` command-line tool: inspect, hash, load, convert, fetch and check the caches. Exit
 // 0 on success, 1 on an error (one line `ballast: error: ...` on stderr), 2 on a usage error.
 #include <cstdio>
 #include <exception>
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   remember(ballast::cli::add_load_command(app));
   remember(ballast::cli::add_convert_command(app));
   remember(ballast::cli::add_fetch_command(app));
+  remember(ballast::cli::add_cache_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
