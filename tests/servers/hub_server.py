@@ -8,7 +8,10 @@ sha256, X-Linked-Size and a 302 to the CDN port, which serves them with Range su
 files are served directly. Revisions: "main" or the repo's commit (sha1 of its id). Repos of
 org "gated" answer 401 without "Authorization: Bearer hf_test_token". Repo "org/corrupt"
 states a wrong sha256. GET /stats: CDN downloads per file and Authorization headers it saw.
+With HUB_CDN_URL set, LFS redirects go to {HUB_CDN_URL}/{org}/{name}/{path} instead (the
+benchmark's nginx serving the same folder), and each file's sha256 is computed once.
 """
+import functools
 import hashlib
 import json
 import os
@@ -19,6 +22,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FOLDER = sys.argv[1]
+CDN_URL = os.environ.get("HUB_CDN_URL")
 LOCK = threading.Lock()
 CDN_GETS = {}
 CDN_AUTH = []
@@ -30,6 +34,17 @@ def commit_of(repo):
 
 def lfs(path):
     return not (path.endswith(".json") or path.endswith(".md"))
+
+
+@functools.lru_cache(maxsize=None)
+def sha256_of(path, size, mtime_ns):
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def lfs_sha256(path):
+    st = os.stat(path)
+    return sha256_of(path, st.st_size, st.st_mtime_ns)
 
 
 class Base(BaseHTTPRequestHandler):
@@ -84,17 +99,18 @@ class Hub(Base):
         full = os.path.join(FOLDER, org, name, file)
         if not os.path.isfile(full):
             return self.send(404, {"X-Error-Code": "EntryNotFound", "Content-Length": "0"})
-        with open(full, "rb") as f:
-            data = f.read()
         headers = {"X-Repo-Commit": commit}
         if not lfs(file):
+            with open(full, "rb") as f:
+                data = f.read()
             headers["ETag"] = '"' + hashlib.sha1(data).hexdigest() + '"'
             return self.serve_bytes(data, headers, head)
-        sha = hashlib.sha256(data).hexdigest()
+        sha = lfs_sha256(full)
         stated = hashlib.sha256(b"other").hexdigest() if name == "corrupt" else sha
+        cdn = CDN_URL or f"http://127.0.0.1:{self.server.cdn_port}"
         headers.update({"ETag": f'"{stated}"', "X-Linked-Etag": f'"{stated}"',
-                        "X-Linked-Size": str(len(data)), "Content-Length": "0",
-                        "Location": f"http://127.0.0.1:{self.server.cdn_port}/{org}/{name}/{file}"})
+                        "X-Linked-Size": str(os.path.getsize(full)), "Content-Length": "0",
+                        "Location": f"{cdn}/{org}/{name}/{file}"})
         self.send(302, headers)
 
 
