@@ -95,7 +95,7 @@ S3_OBJECT = "llama_4layers.safetensors"  # moto's object (bench/servers.py says 
 def remote_cases(ballast, python, cache, root, servers):
     st, s3_object = f"{cache}/llama.safetensors", f"{cache}/{S3_OBJECT}"
     peer = lambda script, *args: [python, f"{root}/bench/peers/{script}", *args]  # noqa: E731
-    dest = f"{DOWNLOADS}/out"
+    dest = DOWNLOADS
     fetch = lambda url: [ballast, "fetch", "-q", "--cache-dir", dest, url]  # noqa: E731
     rows = [
         (HTTP_DOWNLOAD, "curl -o", "peer",
