@@ -37,7 +37,8 @@ def markdown(rows, targets, not_run, preamble):
 
 
 def chart(rows, path, title):
-    """A horizontal bar per peer-table row, grouped by work; ballast's bars dark, peers' light."""
+    """A horizontal bar per peer-table row (log scale: downloads run at a tenth of local loads),
+    grouped by work; ballast's bars dark, peers' light."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -46,30 +47,28 @@ def chart(rows, path, title):
     peers = [r for r in rows if r["work"]]
     if not peers:
         return
-    works = list(dict.fromkeys(r["work"] for r in peers))
-    labels, values, colors, ticks = [], [], [], []
-    for w in works:
-        ticks.append((len(labels), w))
+    bars, headings, y = [], [], 0
+    for w in dict.fromkeys(r["work"] for r in peers):
+        headings.append((y, w))
+        y += 1
         for r in sorted((r for r in peers if r["work"] == w), key=lambda r: -r["gb_per_s"]):
-            labels.append(r["case"])
-            values.append(r["gb_per_s"])
-            colors.append("#1f4e79" if r["kind"] == "ballast" else "#9dc3e6")
-        labels.append("")
-        values.append(0)
-        colors.append("white")
-    fig, ax = plt.subplots(figsize=(9, 0.22 * len(labels) + 1.2), dpi=80)
-    y = range(len(labels))
-    ax.barh(y, values, color=colors)
-    ax.set_yticks(list(y), labels, fontsize=7)
-    for i, v in enumerate(values):
-        if v:
-            ax.text(v, i, f" {v:.2f}", va="center", fontsize=6)
-    for i, w in ticks:
-        ax.text(0, i - 0.9, w, fontsize=7, fontweight="bold")
-    ax.invert_yaxis()
-    ax.set_xlabel("GB/s (dark: ballast, light: peers)")
+            bars.append((y, r))
+            y += 1
+        y += 0.5
+    fig, ax = plt.subplots(figsize=(9, 0.2 * y + 1.2), dpi=80)
+    ax.barh([p for p, _ in bars], [r["gb_per_s"] for _, r in bars],
+            color=["#1f4e79" if r["kind"] == "ballast" else "#9dc3e6" for _, r in bars])
+    ax.set_xscale("log")
+    ax.set_yticks([p for p, _ in bars], [r["case"] for _, r in bars], fontsize=7)
+    for p, r in bars:
+        ax.text(r["gb_per_s"], p, f" {r['gb_per_s']:.2f}", va="center", fontsize=6)
+    for p, w in headings:
+        ax.text(0.0, p, w, fontsize=7, fontweight="bold", va="center",
+                transform=ax.get_yaxis_transform())
+    ax.set_ylim(y, -1)
+    ax.set_xlabel("GB/s, log scale (dark: ballast, light: peers)")
     ax.set_title(title, fontsize=9)
-    ax.margins(x=0.12)
+    ax.margins(x=0.15)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
