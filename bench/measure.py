@@ -1,14 +1,19 @@
-#!/usr/bin/python3
 """Runs every benchmark case several times, interleaved (one pass over all cases per
-repetition), and reports median seconds, spread (min-max), GB/s of the input bytes, the ratio
-to the best baseline on the same file and peak RSS (/usr/bin/time). Writes results.json and
-results.md. Invoked by bench/run.sh.
+repetition), and reports median seconds, spread (min-max), GB/s, the ratio to the best peer
+doing the same work (bench/peer_cases.py) or to the best baseline on the same file, and peak
+RSS (/usr/bin/time). Writes results.json, results.md and results.png (bench/report.py).
+Invoked by bench/run.sh with the benchmark's environment (bench/venv.sh).
+
+Before every run (warm-up and timed) the case's input is read whole (cat) so every case starts
+from the same page-cache state: the input cached. Download rows empty their destination before
+every run.
 
 Each timed run follows an untimed run of the same case. In a virtual machine the first touch
 of guest memory that the host has not backed yet costs several times a memory copy, so
 without the warm-up a case that fills fresh buffers is fast or slow depending on which case
 ran before it (measured here: the same 1 GiB load took 0.13 s or 1.1 s by position)."""
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -16,24 +21,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
+from types import SimpleNamespace
 
-TORCH_LOAD = """
-import sys, time, torch
-t = time.perf_counter()
-state = torch.load(sys.argv[1], map_location="cpu", weights_only=True)
-n = sum(v.numel() * v.element_size() for v in state.values())
-print('{"seconds": %f, "bytes": %d}' % (time.perf_counter() - t, n))
-"""
-
-NUMPY_LOAD = """
-import os, sys, time, numpy
-t = time.perf_counter()
-arrays = [numpy.load(os.path.join(sys.argv[1], f)) for f in sorted(os.listdir(sys.argv[1]))]
-n = sum(a.nbytes for a in arrays)
-print('{"seconds": %f, "bytes": %d}' % (time.perf_counter() - t, n))
-"""
-
+import peer_cases
+import report
+from case import Case
+from servers import Servers
+from timing import dd_seconds, fio_seconds, json_seconds
 
 def size_of(path):
     if os.path.isdir(path):
@@ -41,102 +35,57 @@ def size_of(path):
     return os.path.getsize(path)
 
 
-def run_timed(cmd):
-    """Runs cmd under /usr/bin/time; returns (stdout, stderr, peak RSS bytes, CPU seconds of
-    the whole process: user + system)."""
-    with tempfile.NamedTemporaryFile("r") as usage:
-        p = subprocess.run(["/usr/bin/time", "-o", usage.name, "-f", "%M %U %S"] + cmd,
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.strip()[-400:]}")
-        rss, user, system = usage.read().split()[-3:]
-        return p.stdout, p.stderr, int(rss) * 1024, float(user) + float(system)
-
-
-def json_seconds(cmd):
-    out, _, rss, cpu = run_timed(cmd)
-    return json.loads(out[out.index("{"):])["seconds"], rss, cpu
-
-
-def dd_seconds(cmd):
-    _, err, rss, cpu = run_timed(cmd)
-    # "... bytes (...) copied, 0.123 s, 8.7 GB/s"
-    return float(err.strip().splitlines()[-1].split("copied,")[1].split("s,")[0]), rss, cpu
-
-
-def fio_seconds(cmd):
-    out, _, rss, cpu = run_timed(cmd + ["--output-format=json"])
-    job = json.loads(out)["jobs"][0]["read"]
-    return job["runtime"] / 1000.0, rss, cpu
-
-
 def cases(a, c):
-    """(group, name, kind, file, command, parser). kind: baseline, ballast or peer."""
+    """ballast's modes and the plain-program baselines (bench/case.py), per input file."""
     st, single = f"{c}/llama.safetensors", f"{c}/single_1g.safetensors"
     bal = [a.ballast, "load", "--json"]
     out = []
     for group, path in (("llama.safetensors", st), ("single_1g", single)):
-        out.append((group, "dd bs=16M", "baseline", path,
-                    ["dd", f"if={path}", "of=/dev/null", "bs=16M"], dd_seconds))
-        out.append((group, "read into fresh buffer", "baseline", path, [a.baseline, path],
-                    json_seconds))
+        out.append(Case(group, "dd bs=16M", "baseline", path,
+                        ["dd", f"if={path}", "of=/dev/null", "bs=16M"], dd_seconds))
+        out.append(Case(group, "read into fresh buffer", "baseline", path, [a.baseline, path],
+                        json_seconds))
         # The bound for an owned load: the fastest fresh-memory read (see read_baseline.cpp).
-        out.append((group, "read into fresh huge pages, 2 threads", "baseline", path,
-                    [a.baseline, path, "--threads", "2"], json_seconds))
-        out.append((group, "dd bs=16M iflag=direct", "direct-baseline", path,
-                    ["dd", f"if={path}", "of=/dev/null", "bs=16M", "iflag=direct"], dd_seconds))
-        out.append((group, "read_baseline O_DIRECT", "direct-baseline", path,
-                    [a.baseline, path, "--direct"], json_seconds))
+        out.append(Case(group, "read into fresh huge pages, 2 threads", "baseline", path,
+                        [a.baseline, path, "--threads", "2"], json_seconds))
+        out.append(Case(group, "dd bs=16M iflag=direct", "direct-baseline", path,
+                        ["dd", f"if={path}", "of=/dev/null", "bs=16M", "iflag=direct"], dd_seconds))
+        out.append(Case(group, "read_baseline O_DIRECT", "direct-baseline", path,
+                        [a.baseline, path, "--direct"], json_seconds))
         if shutil.which("fio"):
             for direct in (0, 1):
-                out.append((group, f"fio io_uring qd32 direct={direct}",
-                            "direct-baseline" if direct else "baseline", path,
-                            ["fio", "--name=r", f"--filename={path}", "--rw=read", "--bs=1M",
-                             "--ioengine=io_uring", "--iodepth=32", f"--direct={direct}"],
-                            fio_seconds))
+                out.append(Case(group, f"fio io_uring qd32 direct={direct}",
+                                "direct-baseline" if direct else "baseline", path,
+                                ["fio", "--name=r", f"--filename={path}", "--rw=read", "--bs=1M",
+                                 "--ioengine=io_uring", "--iodepth=32", f"--direct={direct}"],
+                                fio_seconds))
         for mode, threads in (("read", 1), ("read", 2), ("io_uring", 2), ("direct", 1),
                               ("direct", 2)):
-            out.append((group, f"ballast {mode} t{threads}", "ballast", path,
-                        bal + [path, "--mode", mode, "--threads", str(threads)], json_seconds))
-        out.append((group, "ballast mmap (pages touched)", "ballast", path,
-                    bal + [path, "--mode", "mmap"], json_seconds))
+            out.append(Case(group, f"ballast {mode} t{threads}", "ballast", path,
+                            bal + [path, "--mode", mode, "--threads", str(threads)], json_seconds))
+        out.append(Case(group, "ballast mmap (pages touched)", "ballast", path,
+                        bal + [path, "--mode", "mmap"], json_seconds))
         # Memory the process already faulted in: the median of 3 loads in one process.
         for mode in ("read", "direct"):
-            out.append((group, f"ballast {mode} t2, 3 loads in one process", "ballast", path,
-                        bal + [path, "--mode", mode, "--threads", "2", "--repeat", "3"],
-                        json_seconds))
+            out.append(Case(group, f"ballast {mode} t2, 3 loads in one process", "ballast", path,
+                            bal + [path, "--mode", mode, "--threads", "2", "--repeat", "3"],
+                            json_seconds))
         # Memory resident before the timing starts (an engine's preallocated host memory):
         # the reads and copies alone, as dd and fio measure them.
         for mode in ("read", "direct"):
-            out.append((group, f"ballast {mode} t2, into a pre-faulted arena", "ballast", path,
-                        bal + [path, "--mode", mode, "--threads", "2", "--arena"], json_seconds))
-    out.append(("llama.safetensors", "ballast mmap open (no touch)", "ballast", st,
-                bal + [st, "--mode", "mmap", "--no-touch"], json_seconds))
-    out.append(("llama.safetensors", "ballast auto", "ballast", st, bal + [st], json_seconds))
-    out.append(("llama.safetensors", "ballast read + cast bf16->f32", "ballast", st,
-                bal + [st, "--mode", "read", "--dtype", "f32"], json_seconds))
-    binf = f"{c}/llama.bin"
-    out.append(("llama.bin", "torch.load", "peer", binf,
-                ["/usr/bin/python3", "-c", TORCH_LOAD, binf], json_seconds))
-    for mode in ("read", "auto"):
-        out.append(("llama.bin", f"ballast {mode}", "ballast", binf, bal + [binf, "--mode", mode],
-                    json_seconds))
-    npy = f"{c}/llama_npy"
-    out.append(("llama_npy", "numpy.load", "peer", npy,
-                ["/usr/bin/python3", "-c", NUMPY_LOAD, npy], json_seconds))
-    out.append(("llama_npy", "ballast read", "ballast", npy, bal + [npy, "--mode", "read"],
-                json_seconds))
-    gguf = f"{c}/llama.gguf"
-    out.append(("llama.gguf", "ballast read", "ballast", gguf, bal + [gguf, "--mode", "read"],
-                json_seconds))
-    out.append(("llama.gguf", "ballast mmap (pages touched)", "ballast", gguf,
-                bal + [gguf, "--mode", "mmap"], json_seconds))
+            out.append(Case(group, f"ballast {mode} t2, into a pre-faulted arena", "ballast", path,
+                            bal + [path, "--mode", mode, "--threads", "2", "--arena"], json_seconds))
+    out.append(Case("llama.safetensors", "ballast mmap open (no touch)", "ballast", st,
+                    bal + [st, "--mode", "mmap", "--no-touch"], json_seconds))
+    out.append(Case("llama.safetensors", "ballast auto", "ballast", st, bal + [st], json_seconds))
+    out.append(Case("llama.safetensors", "ballast read + cast bf16->f32", "ballast", st,
+                    bal + [st, "--mode", "read", "--dtype", "f32"], json_seconds))
     for group, name in (("scaling: 10x bytes", "single_100m"), ("scaling: 10x bytes", "single_1g"),
                         ("scaling: 10x tensors", "split_320"), ("scaling: 10x tensors",
                                                                 "split_3200")):
         path = f"{c}/{name}.safetensors"
-        out.append((group, f"ballast read t2 {name}", "ballast", path,
-                    bal + [path, "--mode", "read", "--threads", "2"], json_seconds))
+        out.append(Case(group, f"ballast read t2 {name}", "ballast", path,
+                        bal + [path, "--mode", "read", "--threads", "2"], json_seconds))
     return out
 
 
@@ -182,7 +131,8 @@ def summarize(rows):
         return f"{row(st, 'ballast mmap open (no touch)')['median_s'] * 1e3:.1f} ms"
 
     def torch_bin():
-        torch, bal = row("llama.bin", "torch.load"), row("llama.bin", "ballast read")
+        torch = row(".bin", "torch.load weights_only, mmap=False")
+        bal = row(".bin", "ballast read t2 (.bin)")
         return (f"{torch['median_s'] / bal['median_s']:.1f}x; RSS "
                 f"{bal['peak_rss_bytes'] / 2**20:.0f} vs {torch['peak_rss_bytes'] / 2**20:.0f} MiB")
 
@@ -213,8 +163,47 @@ def summarize(rows):
         t3200 = row("scaling: 10x tensors", "ballast read t2 split_3200")
         return f"{t3200['median_s'] / t320['median_s']:.2f}x"
 
+    def vs(work, ours, theirs, at_least=1.0):
+        """ours against theirs (case names in one work): the ratio and whether it meets at_least."""
+        a, b = [next((r for r in rows if r["work"] == work and r["case"] == c), None)
+                for c in (ours, theirs)]
+        if a is None or b is None:
+            raise Missing
+        ratio = a["gb_per_s"] / b["gb_per_s"]
+        return f"{ratio:.2f}x {theirs} ({'met' if ratio >= at_least else 'NOT met'})"
+
+    def owned_vs_peers():
+        ours = "ballast read t2 (safetensors)"
+        return "; ".join(vs(peer_cases.OWNED, ours, theirs, need) for theirs, need in (
+            ("safetensors load_file (numpy)", 1.5), ("Run:ai streamer, file to CPU", 1.0),
+            ("fastsafetensors, CPU (nogds)", 1.0)))
+
+    def every_work():
+        parts = []
+        for work in dict.fromkeys(r["work"] for r in rows if r["work"]):
+            mine = [r for r in rows if r["work"] == work and r["kind"] == "ballast"]
+            theirs = [r for r in rows if r["work"] == work and r["kind"] == "peer"]
+            if mine and theirs:
+                a, b = (max(x, key=lambda r: r["gb_per_s"]) for x in (mine, theirs))
+                ratio = a["gb_per_s"] / b["gb_per_s"]
+                parts.append(f"{work}: {ratio:.2f}x {b['case']}"
+                             f"{'' if ratio >= 1 else ' (peer ahead)'}")
+        if not parts:
+            raise Missing
+        return "; ".join(parts)
+
     targets = {}
-    for name, measure in (("owned safetensors load >= 0.9x dd", owned_load),
+    for name, measure in (
+            ("owned load >= 1.5x safetensors load_file, ahead of Run:ai and fastsafetensors",
+             owned_vs_peers),
+            ("S3 load from moto ahead of the Run:ai streamer", lambda: vs(
+                peer_cases.S3_LOAD, "ballast load --no-cache s3://", "Run:ai streamer, S3 to CPU")),
+            ("ballast fetch ahead of hf_hub_download", lambda: vs(
+                peer_cases.HUB_DOWNLOAD, "ballast fetch hf://", "huggingface_hub hf_hub_download")),
+            ("ballast fetch >= 0.9x curl", lambda: vs(
+                peer_cases.HTTP_DOWNLOAD, "ballast fetch", "curl -o", 0.9)),
+            ("ballast ahead on every work a peer does (best of each)", every_work),
+            ("owned safetensors load >= 0.9x dd", owned_load),
                           ("mmap open < 5 ms", mmap_open),
                           (".bin >= 3x torch.load, lower RSS", torch_bin),
                           ("O_DIRECT >= 0.9x fio io_uring qd32", direct),
@@ -227,12 +216,68 @@ def summarize(rows):
     return targets
 
 
+def cat(path):
+    """Reads path (a file or a folder's files) whole: it is then in the page cache."""
+    files = ([os.path.join(path, f) for f in sorted(os.listdir(path))] if os.path.isdir(path)
+             else [path])
+    subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)
+
+
+def run(case):
+    cat(case.path)
+    if case.prepare:
+        case.prepare()
+    return case.parse(case.cmd)
+
+
+def selected(todo, only):
+    return [t for t in todo if not only or re.search(only, f"{t.group} | {t.name}")]
+
+
+def measure(todo, reps, warmup):
+    samples = {i: [] for i in range(len(todo))}
+    for rep in range(reps):
+        print(f"bench: repetition {rep + 1}/{reps}", file=sys.stderr)
+        for i, case in enumerate(todo):
+            if warmup:
+                run(case)  # untimed warm-up: see the module docstring
+            samples[i].append(run(case))
+            if case.prepare:
+                case.prepare()  # leave no download behind in memory
+    return samples
+
+
+def rows_of(todo, samples):
+    rows = []
+    for i, c in enumerate(todo):
+        secs = [s for s, _, _ in samples[i]]
+        med = statistics.median(secs)
+        nbytes = c.nbytes or size_of(c.path)
+        rows.append({"group": c.group, "case": c.name, "kind": c.kind, "work": c.work,
+                     "bytes": nbytes, "median_s": med, "min_s": min(secs), "max_s": max(secs),
+                     "gb_per_s": nbytes / med / 1e9,
+                     "peak_rss_bytes": max(r for _, r, _ in samples[i]), "samples_s": secs,
+                     "median_cpu_s": statistics.median(c for _, _, c in samples[i]),
+                     "command": c.cmd})
+    for r in rows:  # ratio to the best baseline on the same file (O_DIRECT: direct baselines)
+        want = "direct-baseline" if " direct" in r["case"] and r["kind"] == "ballast" else "baseline"
+        best = [b["gb_per_s"] for b in rows if not r["work"] and b["kind"] == want
+                and b["bytes"] == r["bytes"] and b["group"] == r["group"]]
+        r["ratio_to_best_baseline"] = r["gb_per_s"] / max(best) if best else None
+    for r in rows:  # ratio to the best peer doing the same work
+        best = [p["gb_per_s"] for p in rows if r["work"] and p["work"] == r["work"]
+                and p["kind"] == "peer"]
+        r["ratio_to_best_peer"] = r["gb_per_s"] / max(best) if best else None
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", required=True)
     ap.add_argument("--ballast", required=True)
     ap.add_argument("--baseline", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--root", required=True, help="the repository (peer drivers, Hub stand-in)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="2 repetitions")
     ap.add_argument("--no-warmup", action="store_true", help="skip the untimed run before each")
@@ -240,62 +285,35 @@ def main():
                     help="run only the cases whose 'input | case' matches (a focused A/B run)")
     a = ap.parse_args()
     reps = 2 if a.quick else a.reps
-    todo = cases(a, a.cache)
-    if a.only:
-        todo = [t for t in todo if re.search(a.only, f"{t[0]} | {t[1]}")]
+    python = sys.executable  # the benchmark's environment runs the peers too
+    todo = selected(cases(a, a.cache) +
+                    peer_cases.local_cases(a.ballast, python, a.cache, a.root), a.only)
+    # The remote rows' names do not depend on the servers' addresses: select them before
+    # starting the servers, which only run when a remote row is selected.
+    no_servers = SimpleNamespace(http_url="", s3_url="", hub_url="", hub_resolve_url="")
+    want_remote = selected(peer_cases.remote_cases(a.ballast, python, a.cache, a.root,
+                                                   no_servers), a.only)
+    with contextlib.ExitStack() as stack:
+        if want_remote:
+            servers = stack.enter_context(Servers(
+                f"{a.cache}/llama.safetensors", f"{a.cache}/{peer_cases.S3_OBJECT}", python, a.root))
+            todo += selected(peer_cases.remote_cases(a.ballast, python, a.cache, a.root,
+                                                     servers), a.only)
         if not todo:
             sys.exit(f"bench: no case matches --only {a.only!r}")
-    for path in sorted({t[3] for t in todo}):  # page-cache every input once
-        subprocess.run(["cat"] + ([os.path.join(path, f) for f in os.listdir(path)]
-                                  if os.path.isdir(path) else [path]),
-                       stdout=subprocess.DEVNULL, check=True)
-    samples = {i: [] for i in range(len(todo))}
-    for rep in range(reps):
-        print(f"bench: repetition {rep + 1}/{reps}", file=sys.stderr)
-        for i, (_, _, _, _, cmd, parse) in enumerate(todo):
-            if not a.no_warmup:
-                parse(cmd)  # untimed warm-up: see the module docstring
-            samples[i].append(parse(cmd))
-    rows = []
-    for i, (group, name, kind, path, cmd, _) in enumerate(todo):
-        secs = [s for s, _, _ in samples[i]]
-        med = statistics.median(secs)
-        rows.append({"group": group, "case": name, "kind": kind, "bytes": size_of(path),
-                     "median_s": med, "min_s": min(secs), "max_s": max(secs),
-                     "gb_per_s": size_of(path) / med / 1e9,
-                     "peak_rss_bytes": max(r for _, r, _ in samples[i]), "samples_s": secs,
-                     "median_cpu_s": statistics.median(c for _, _, c in samples[i]),
-                     "command": cmd})
-    for r in rows:  # ratio to the best baseline on the same file (O_DIRECT: direct baselines)
-        want = "direct-baseline" if " direct" in r["case"] and r["kind"] == "ballast" else "baseline"
-        best = [b["gb_per_s"] for b in rows
-                if b["kind"] == want and b["bytes"] == r["bytes"] and b["group"] == r["group"]]
-        r["ratio_to_best_baseline"] = r["gb_per_s"] / max(best) if best else None
-    for r in rows:  # speed-up over the peer (torch.load, numpy.load) on the same input
-        peer = [p for p in rows if p["kind"] == "peer" and p["group"] == r["group"]]
-        r["speedup_vs_peer"] = (peer[0]["median_s"] / r["median_s"]
-                                if peer and r["kind"] == "ballast" else None)
+        rows = rows_of(todo, measure(todo, reps, not a.no_warmup))
     targets = summarize(rows)
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"repetitions": reps, "cpus": os.cpu_count(), "rows": rows,
-                   "targets": targets}, f, indent=1)
-    lines = [f"{reps} repetitions, interleaved, each after an untimed warm-up run "
-             f"({'off' if a.no_warmup else 'on'}); {os.cpu_count()} CPUs; page-cached inputs "
-             "except O_DIRECT rows. Seconds are the tool's own timing (ballast: open, parse and "
-             "load; python peers: the load call); CPU s covers the whole process.", "",
-             "| input | case | median s | spread s | GB/s | vs best baseline | vs peer | "
-             "CPU s (process) | peak RSS MiB |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        ratio = f"{r['ratio_to_best_baseline']:.2f}x" if r["ratio_to_best_baseline"] else ""
-        peer = f"{r['speedup_vs_peer']:.1f}x" if r["speedup_vs_peer"] else ""
-        lines.append(f"| {r['group']} | {r['case']} | {r['median_s']:.4f} | "
-                     f"{r['min_s']:.4f}-{r['max_s']:.4f} | {r['gb_per_s']:.2f} | {ratio} | "
-                     f"{peer} | {r['median_cpu_s']:.2f} | {r['peak_rss_bytes'] / 2**20:.0f} |")
-    lines += ["", "| target | measured |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in targets.items()]
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(a.out, "results.md"), "w") as f:
-        f.write(text)
+                   "targets": targets, "not_run": peer_cases.NOT_RUN}, f, indent=1)
+    preamble = (f"{reps} repetitions, interleaved, each after an untimed warm-up run "
+                f"({'off' if a.no_warmup else 'on'}); {os.cpu_count()} CPUs; every input read "
+                "whole (page-cached) before every run, except O_DIRECT rows. Seconds are the "
+                "tool's own timing (ballast: open, parse and load; Python peers: the load call; "
+                "curl: time_total; ballast fetch: the whole process); CPU s covers the whole "
+                "process.")
+    text = report.write(a.out, rows, targets, peer_cases.NOT_RUN, preamble,
+                        f"ballast and its peers, GB/s ({reps} reps, {os.cpu_count()} CPUs)")
     print(text)
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The benchmark (README "Benchmark"): builds what it needs, writes its inputs into a cache
-# folder when missing, then measures ballast and its baselines and peers, interleaved, and
-# writes results.json and results.md. Not part of the test run.
-#   bash bench/run.sh [--reps N] [--quick]
+# The benchmark (docs/benchmark.md, README "Benchmark"): builds what it needs, installs its own
+# pinned Python environment (bench/venv.sh) and writes its inputs into a cache folder when
+# missing, then measures ballast, its baselines and its peers, interleaved, and writes
+# results.json, results.md and results.png. Not part of the test run.
+#   bash bench/run.sh [--reps N] [--quick] [--only REGEX]
 # Environment: BALLAST_BENCH_CACHE (inputs; default ~/.cache/ballast-bench), BALLAST_BUILD
 # (build folder with the ballast binary; default build/release), BALLAST_BENCH_OUT (results;
 # default the cache folder).
@@ -27,6 +28,13 @@ baseline=$cache/read_baseline
 if [[ ! -x $baseline || $root/bench/read_baseline.cpp -nt $baseline ]]; then
   c++ -O2 -std=c++20 -pthread -o "$baseline" "$root/bench/read_baseline.cpp"
 fi
+# nginx and curl serve and fetch the download rows' file (bench/servers.py).
+if [[ ! -x /usr/sbin/nginx || -z $(command -v curl) ]]; then
+  echo "bench: the download rows need /usr/sbin/nginx and curl (apt-get install nginx curl)" >&2
+  exit 1
+fi
+python=$(bash "$root/bench/venv.sh" "$cache")
 /usr/bin/python3 "$root/bench/make_inputs.py" "$cache"
-exec /usr/bin/python3 "$root/bench/measure.py" --cache "$cache" --ballast "$build/tools/ballast" \
-  --baseline "$baseline" --out "$out" "$@"
+"$python" "$root/bench/peers/make_inputs.py" "$cache"
+exec "$python" "$root/bench/measure.py" --cache "$cache" --ballast "$build/tools/ballast" \
+  --baseline "$baseline" --out "$out" --root "$root" "$@"

@@ -15,7 +15,11 @@ A revision is a branch name or a branch's commit (sha1 of the repo id for main, 
 RevisionNotFound, EntryNotFound, GatedRepo). Repos of org "gated" answer 401 without
 "Authorization: Bearer hf_test_token". Repo "org/corrupt" states a wrong sha256. GET /stats:
 CDN downloads per file, the Authorization headers the CDN saw, and every Hub request.
+With HUB_CDN_URL set, LFS redirects go to {HUB_CDN_URL}/<folder>/<path> instead (the
+benchmark's nginx serving the same folder). Each LFS file's sha256 is computed once per
+(size, mtime).
 """
+import functools
 import hashlib
 import json
 import os
@@ -26,6 +30,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FOLDER = sys.argv[1]
+CDN_URL = os.environ.get("HUB_CDN_URL")
 LOCK = threading.Lock()
 CDN_GETS = {}
 CDN_AUTH = []
@@ -38,6 +43,17 @@ def commit_of(repo, branch="main"):
 
 def lfs(path):
     return not (path.endswith(".json") or path.endswith(".md"))
+
+
+@functools.lru_cache(maxsize=None)
+def sha256_of(path, size, mtime_ns):
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def lfs_sha256(path):
+    st = os.stat(path)
+    return sha256_of(path, st.st_size, st.st_mtime_ns)
 
 
 def git_blob_sha1(data):
@@ -141,18 +157,19 @@ class Hub(Base):
         if ".." in file.split("/") or not os.path.isfile(full):
             return self.send(404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit,
                                    "Content-Length": "0"})
-        with open(full, "rb") as f:
-            data = f.read()
         headers = {"X-Repo-Commit": commit}
         if not lfs(file):
+            with open(full, "rb") as f:
+                data = f.read()
             headers["ETag"] = '"' + git_blob_sha1(data) + '"'
             return self.serve_bytes(data, headers, head)
-        sha = hashlib.sha256(data).hexdigest()
+        sha = lfs_sha256(full)
         stated = hashlib.sha256(b"other").hexdigest() if name == "corrupt" else sha
+        cdn = CDN_URL or f"http://127.0.0.1:{self.server.cdn_port}"
         location = urllib.parse.quote(f"/{folder}/{file}")
         headers.update({"ETag": f'"{stated}"', "X-Linked-Etag": f'"{stated}"',
-                        "X-Linked-Size": str(len(data)), "Content-Length": "0",
-                        "Location": f"http://127.0.0.1:{self.server.cdn_port}{location}"})
+                        "X-Linked-Size": str(os.path.getsize(full)), "Content-Length": "0",
+                        "Location": f"{cdn}{location}"})
         self.send(302, headers)
 
     def serve_api(self, repo, folder, commit, tree, head):
