@@ -30,8 +30,7 @@ Checkpoint::Checkpoint(std::string description, CheckpointOptions options,
                        const WeightSource& source)
     : description_(std::move(description)),
       options_(std::move(options)),
-      forced_format_(source.format),
-      raw_layout_(source.raw_layout) {}
+      parsing_{source.format, source.raw_layout, options_.limits, options_.verify_checksums} {}
 
 void Checkpoint::add_shard(ShardLocation location) {
   auto shard = std::make_unique<Shard>();
@@ -71,37 +70,40 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
   return cp;
 }
 
-void Checkpoint::parse_shard(Shard& shard) {
+Index parse_shard_input(const ShardInput& input, const ShardParsing& how) {
   ParseContext ctx;
-  ctx.limits = options_.limits;
-  ctx.raw_layout = raw_layout_;
-  ctx.verify_checksums = options_.verify_checksums;
-  ShardInput input = shard.location.open();
-  if (options_.shards_in_memory && input.path.empty() && !input.bytes->mapping())
-    input.bytes =
-        make_memory_source(input.bytes->read(0, input.bytes->size()), input.bytes->name());
-  ctx.source = std::move(input.bytes);
-  ctx.open_sibling = std::move(input.siblings);
-  shard.path = std::move(input.path);
+  ctx.limits = how.limits;
+  ctx.raw_layout = how.raw_layout;
+  ctx.verify_checksums = how.verify_checksums;
+  ctx.source = input.bytes;
+  ctx.open_sibling = input.siblings;
   std::shared_ptr<const FormatParser> parser;
-  if (forced_format_) {
-    parser = find_format_parser(*forced_format_);
+  if (how.format) {
+    parser = find_format_parser(*how.format);
     if (!parser)
-      throw Error(
-          ErrorCode::unsupported,
-          fmt::format("no parser is registered for format '{}'", to_string(*forced_format_)),
-          {.source = ctx.source->name()});
+      throw Error(ErrorCode::unsupported,
+                  fmt::format("no parser is registered for format '{}'", to_string(*how.format)),
+                  {.source = ctx.source->name()});
   } else {
     parser = detect_format(*ctx.source);
   }
   try {
     Index index = parser->parse(ctx);
-    validate_index(index, options_.limits);
-    shard.index = std::move(index);
+    validate_index(index, how.limits);
+    return index;
   } catch (Error& e) {
     e.with_source(ctx.source->name());
     throw;
   }
+}
+
+void Checkpoint::parse_shard(Shard& shard) {
+  ShardInput input = shard.location.open();
+  if (options_.shards_in_memory && input.path.empty() && !input.bytes->mapping())
+    input.bytes =
+        make_memory_source(input.bytes->read(0, input.bytes->size()), input.bytes->name());
+  shard.index = parse_shard_input(input, parsing_);
+  shard.path = std::move(input.path);
   // In a folder of several .npy files each file's single array is named after the file
   // (numpy.save names nothing; "arr_0" for every file would collide).
   const std::filesystem::path name = shard.location.name;

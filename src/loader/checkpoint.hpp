@@ -46,6 +46,17 @@ struct ShardLocation {
   std::function<ShardInput()> open;
 };
 
+// How a shard is parsed: the source's forced format and raw layout, and the limits.
+struct ShardParsing {
+  std::optional<WeightFormat> format;  // nullopt: detected from the bytes
+  std::optional<RawLayout> raw_layout;
+  Limits limits;
+  bool verify_checksums = true;
+};
+
+// Parses one shard's header into its validated Index, as a load does; errors name the shard.
+Index parse_shard_input(const ShardInput& input, const ShardParsing& how);
+
 class Checkpoint {
  public:
   // Resolves the source to its shard files (no parsing yet, except a shard index).
@@ -89,8 +100,7 @@ class Checkpoint {
 
   std::string description_;
   CheckpointOptions options_;
-  std::optional<WeightFormat> forced_format_;
-  std::optional<RawLayout> raw_layout_;
+  ShardParsing parsing_;
   std::optional<std::string> only_tensor_;  // FileSource::tensor_name
   std::vector<std::unique_ptr<Shard>> shards_;
   std::map<std::string, size_t, std::less<>> weight_map_;  // tensor -> shard, from index.json

@@ -7,6 +7,7 @@
 #include "io/file_source.hpp"
 #include "loader/checkpoint_files.hpp"
 #include "remote/cached_url.hpp"
+#include "remote/http_byte_source.hpp"
 #include "remote/hub_client.hpp"
 #include "remote/remote_context.hpp"
 #include "remote/s3_object.hpp"
@@ -15,41 +16,62 @@
 namespace ballast {
 namespace {
 
-// With caching on, the object is downloaded into the object cache and read from there;
+// Before a shard is downloaded whole into the cache, its header is parsed from ranged reads
+// (files beside it read by ranges too): a shard a load would refuse is never downloaded.
+ObjectProbe header_probe(ShardParsing parsing, SiblingOpener ranged_siblings) {
+  parsing.verify_checksums = false;  // a checksum would read whole external data files
+  return [parsing = std::move(parsing),
+          siblings = std::move(ranged_siblings)](std::shared_ptr<ByteSource> ranged) {
+    parse_shard_input(ShardInput{std::move(ranged), siblings, {}}, parsing);
+  };
+}
+
+// With caching on, the object is probed, downloaded into the object cache and read from there;
 // with it off, it is read by ranges.
 ShardLocation url_shard(std::shared_ptr<const RemoteContext> remote, std::string url,
-                        HttpHeaders headers, ReadMode read_mode) {
+                        HttpHeaders headers, ReadMode read_mode, const ShardParsing& parsing) {
   std::string name = redact_url(url);
   return {std::move(name), [remote = std::move(remote), url = std::move(url),
-                            headers = std::move(headers), read_mode] {
-            if (remote->caching) return open_cached_url(remote, url, headers, read_mode);
+                            headers = std::move(headers), read_mode, parsing] {
+            if (remote->caching)
+              return open_cached_url(remote, url, headers, read_mode,
+                                     header_probe(parsing, make_url_opener(remote, url, headers)));
             return ShardInput{
                 open_url(*remote, url, headers), make_url_opener(remote, url, headers), {}};
           }};
 }
 
 // The index's bytes (a URL or a signed S3 object): from the object cache with caching on (so a
-// cached checkpoint loads with the server gone), else one GET.
+// cached checkpoint loads with the server gone), else one GET. Either way an index larger than
+// max_header_bytes is refused by its stated size before its body is read.
 std::vector<std::byte> read_index(const RemoteContext& remote, const HttpTarget& target,
                                   const Limits& limits) {
-  if (!remote.caching) return http_get_small(*remote.http, target, limits.max_header_bytes);
-  CachedObject object = fetch_cached(remote, target);
-  return read_small_file(object.path, limits.max_header_bytes, target.name);
+  const uint64_t max_bytes = limits.max_header_bytes;
+  if (!remote.caching) return http_get_small(*remote.http, target, max_bytes);
+  CachedObject object = fetch_cached(remote, target, [&](std::shared_ptr<ByteSource> ranged) {
+    if (ranged->size() > max_bytes)
+      throw Error(ErrorCode::limit_exceeded,
+                  fmt::format("the file is larger than the {}-byte limit", max_bytes),
+                  {.source = target.name});
+  });
+  return read_small_file(object.path, max_bytes, target.name);
 }
 
 RemoteShards resolve_url(const UrlSource& source, std::shared_ptr<const RemoteContext> remote,
-                         const Limits& limits, ReadMode read_mode) {
+                         const ShardParsing& parsing, ReadMode read_mode) {
+  const Limits& limits = parsing.limits;
   RemoteShards out;
   if (!url_path(source.url).ends_with(".index.json")) {
-    out.shards.push_back(url_shard(std::move(remote), source.url, source.headers, read_mode));
+    out.shards.push_back(
+        url_shard(std::move(remote), source.url, source.headers, read_mode, parsing));
     return out;
   }
   const HttpTarget index_target = make_http_target(source.url, source.headers);
   ShardIndex index =
       parse_shard_index(read_index(*remote, index_target, limits), index_target.name, limits);
   for (const auto& name : index.shards)
-    out.shards.push_back(
-        url_shard(remote, resolve_relative_url(source.url, name), source.headers, read_mode));
+    out.shards.push_back(url_shard(remote, resolve_relative_url(source.url, name), source.headers,
+                                   read_mode, parsing));
   out.weight_map = std::move(index.weight_map);
   out.metadata = std::move(index.metadata);
   return out;
@@ -61,47 +83,59 @@ std::string key_folder(const std::string& key) {
   return slash == std::string::npos ? "" : key.substr(0, slash + 1);
 }
 
-// One S3 object: through the object cache with caching on, else read by ranges.
-ShardInput open_s3_object(const RemoteContext& remote, const HttpTarget& target,
-                          ReadMode read_mode) {
-  if (remote.caching) return open_cached(remote, target, read_mode);
+// One S3 object: through the object cache (after `probe`) with caching on, else read by ranges.
+ShardInput open_s3_object(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode,
+                          const ObjectProbe& probe) {
+  if (remote.caching) return open_cached(remote, target, read_mode, probe);
   return ShardInput{open_http_source(remote.http, target, remote.reads), nullptr, {}};
+}
+
+// ONNX external data of an S3 object: keys beside `key`, confined to its folder.
+HttpTarget s3_sibling(const S3Settings& settings, const std::string& bucket, const std::string& key,
+                      std::string_view relative) {
+  const std::string where = fmt::format("s3://{}/{}", bucket, key);
+  return s3_target(settings, bucket, key_folder(key) + confined_relative_path(relative, where));
 }
 
 ShardLocation s3_shard(std::shared_ptr<const RemoteContext> remote,
                        std::shared_ptr<const S3Settings> settings, std::string bucket,
-                       std::string key, ReadMode read_mode) {
+                       std::string key, ReadMode read_mode, const ShardParsing& parsing) {
   std::string name = fmt::format("s3://{}/{}", bucket, key);
-  return {
-      std::move(name), [remote = std::move(remote), settings = std::move(settings),
-                        bucket = std::move(bucket), key = std::move(key), read_mode] {
-        ShardInput input = open_s3_object(*remote, s3_target(*settings, bucket, key), read_mode);
-        // ONNX external data: keys beside this one, confined to its folder.
-        input.siblings = [remote, settings, bucket, key, read_mode](std::string_view relative) {
-          const std::string where = fmt::format("s3://{}/{}", bucket, key);
-          const std::string sibling = key_folder(key) + confined_relative_path(relative, where);
-          return open_s3_object(*remote, s3_target(*settings, bucket, sibling), read_mode).bytes;
-        };
-        return input;
-      }};
+  return {std::move(name), [remote = std::move(remote), settings = std::move(settings),
+                            bucket = std::move(bucket), key = std::move(key), read_mode, parsing] {
+            SiblingOpener ranged = [remote, settings, bucket, key](std::string_view relative) {
+              return open_http_source(remote->http, s3_sibling(*settings, bucket, key, relative),
+                                      remote->reads);
+            };
+            ShardInput input = open_s3_object(*remote, s3_target(*settings, bucket, key), read_mode,
+                                              header_probe(parsing, ranged));
+            input.siblings = [remote, settings, bucket, key, read_mode](std::string_view relative) {
+              return open_s3_object(*remote, s3_sibling(*settings, bucket, key, relative),
+                                    read_mode, {})
+                  .bytes;
+            };
+            return input;
+          }};
 }
 
 RemoteShards resolve_s3(const S3Source& source, std::shared_ptr<const RemoteContext> remote,
-                        const Limits& limits, ReadMode read_mode) {
+                        const ShardParsing& parsing, ReadMode read_mode) {
+  const Limits& limits = parsing.limits;
   auto settings = std::make_shared<const S3Settings>(s3_settings_from_env(source));
   RemoteShards out;
   if (!source.key.ends_with(".index.json")) {
     out.shards.push_back(
-        s3_shard(std::move(remote), settings, source.bucket, source.key, read_mode));
+        s3_shard(std::move(remote), settings, source.bucket, source.key, read_mode, parsing));
     return out;
   }
   const HttpTarget index_target = s3_target(*settings, source.bucket, source.key);
   ShardIndex index =
       parse_shard_index(read_index(*remote, index_target, limits), index_target.name, limits);
   for (const auto& name : index.shards)
-    out.shards.push_back(s3_shard(
-        remote, settings, source.bucket,
-        key_folder(source.key) + confined_relative_path(name, index_target.name), read_mode));
+    out.shards.push_back(
+        s3_shard(remote, settings, source.bucket,
+                 key_folder(source.key) + confined_relative_path(name, index_target.name),
+                 read_mode, parsing));
   out.weight_map = std::move(index.weight_map);
   out.metadata = std::move(index.metadata);
   return out;
@@ -159,12 +193,13 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
 RemoteShards resolve_remote_shards(const WeightSource& source,
                                    std::shared_ptr<const RemoteContext> remote,
                                    const Limits& limits, ReadMode read_mode) {
+  const ShardParsing parsing{source.format, source.raw_layout, limits, false};
   if (const auto* url = std::get_if<UrlSource>(&source.location))
-    return resolve_url(*url, std::move(remote), limits, read_mode);
+    return resolve_url(*url, std::move(remote), parsing, read_mode);
   if (const auto* hub = std::get_if<HuggingFaceSource>(&source.location))
     return resolve_hub(*hub, std::move(remote), limits, read_mode);
   if (const auto* s3 = std::get_if<S3Source>(&source.location))
-    return resolve_s3(*s3, std::move(remote), limits, read_mode);
+    return resolve_s3(*s3, std::move(remote), parsing, read_mode);
   throw Error(ErrorCode::unsupported, "this source kind is not supported by this build yet",
               {.source = describe(source)});
 }

@@ -7,6 +7,7 @@
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
 #include "remote/http_byte_source.hpp"
+#include "remote/prefix_source.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
@@ -29,18 +30,22 @@ class LeasedSource final : public ByteSource {
   CacheLease lease_;
 };
 
-// Streams the whole object to `sink`: concurrent ranges when the server honours Range.
+// Streams the whole object to `sink`, starting with the `prefix` already read: concurrent
+// ranges when the server honours Range.
 void download_object(const RemoteContext& remote, const HttpTarget& target,
-                     const HttpObjectInfo& info, const ByteSink& sink) {
-  if (!info.ranges || info.size == 0) {
-    http_stream(*remote.http, target, info, 0, info.size, sink, nullptr);
+                     const HttpObjectInfo& info, std::span<const std::byte> prefix,
+                     const ByteSink& sink) {
+  if (!prefix.empty()) sink(prefix);
+  const uint64_t start = prefix.size();
+  if (!info.ranges || start == info.size) {
+    http_stream(*remote.http, target, info, start, info.size - start, sink, nullptr);
     return;
   }
-  auto source = open_http_source(remote.http, target, remote.reads);
+  auto source = open_http_source(remote.http, target, info, remote.reads);
   const uint64_t piece = std::max<uint64_t>(
       remote.reads.chunk_bytes * static_cast<uint64_t>(std::max(remote.reads.concurrency, 1)), 1);
-  std::vector<std::byte> buffer(std::min(piece, info.size));
-  for (uint64_t offset = 0; offset < info.size; offset += buffer.size()) {
+  std::vector<std::byte> buffer(std::min(piece, info.size - start));
+  for (uint64_t offset = start; offset < info.size; offset += buffer.size()) {
     const uint64_t n = std::min<uint64_t>(buffer.size(), info.size - offset);
     source->read_at(offset, std::span(buffer.data(), n));
     sink(std::span<const std::byte>(buffer.data(), n));
@@ -49,7 +54,8 @@ void download_object(const RemoteContext& remote, const HttpTarget& target,
 
 }  // namespace
 
-CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target) {
+CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
+                          const ObjectProbe& probe) {
   const std::string& url = target.url;
   HttpObjectInfo info;
   try {
@@ -64,26 +70,34 @@ CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target)
     progress = [&](uint64_t done) { remote.progress({target.name, done, info.size}); };
   return remote.objects->fetch(
       url, target.name, info,
-      [&](const ByteSink& sink) { download_object(remote, target, info, sink); }, progress);
+      [&](const ByteSink& sink) {
+        std::vector<std::byte> prefix;
+        if (probe) {
+          auto ranged = std::make_shared<PrefixSource>(
+              open_http_source(remote.http, target, info, remote.reads));
+          probe(ranged);
+          prefix = ranged->take_prefix();
+        }
+        download_object(remote, target, info, prefix, sink);
+      },
+      progress);
 }
 
-CachedObject fetch_cached_url(const RemoteContext& remote, const std::string& url,
-                              const HttpHeaders& headers) {
-  return fetch_cached(remote, make_http_target(url, headers));
-}
-
-ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode) {
-  CachedObject object = fetch_cached(remote, target);
+ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode,
+                       const ObjectProbe& probe) {
+  CachedObject object = fetch_cached(remote, target, probe);
   auto file = open_file_source(object.path, {.allow_mmap = read_mode != ReadMode::read});
   return ShardInput{std::make_shared<LeasedSource>(std::move(file), std::move(object.lease)),
                     nullptr, object.path};
 }
 
 ShardInput open_cached_url(std::shared_ptr<const RemoteContext> remote, const std::string& url,
-                           const HttpHeaders& headers, ReadMode read_mode) {
-  ShardInput input = open_cached(*remote, make_http_target(url, headers), read_mode);
+                           const HttpHeaders& headers, ReadMode read_mode,
+                           const ObjectProbe& probe) {
+  ShardInput input = open_cached(*remote, make_http_target(url, headers), read_mode, probe);
   input.siblings = [remote, url, headers, read_mode](std::string_view relative) {
-    return open_cached_url(remote, resolve_relative_url(url, relative), headers, read_mode).bytes;
+    return open_cached_url(remote, resolve_relative_url(url, relative), headers, read_mode, {})
+        .bytes;
   };
   return input;
 }

@@ -1,6 +1,8 @@
 // URL and S3 objects through ballast's object cache (caching on): the object is HEADed, downloaded
 // whole into the cache unless the cached blob still matches its size and ETag, and then read
-// as a local file (mapped when the read mode allows). When the server cannot be reached, a
+// as a local file (mapped when the read mode allows). Before a download the object is probed
+// by ranges (a shard's header parsed, an index's size checked): what the probe refuses is
+// never downloaded, so nothing hostile lands in the cache. When the server cannot be reached, a
 // blob cached earlier is used as it is. A server without Range support is downloaded in one
 // sequential stream; otherwise the download goes out as concurrent ranged GETs.
 #pragma once
@@ -14,19 +16,21 @@
 
 namespace ballast {
 
-// The object `target` names (a URL, or a signed S3 object), keyed by its URL: its cached blob,
-// downloaded if needed.
-CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target);
-// That blob as a shard (no siblings), holding its cache lease while open.
-ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode);
+// Checks an object, read by ranges, before it is downloaded whole; throws to refuse it.
+using ObjectProbe = std::function<void(std::shared_ptr<ByteSource> ranged)>;
 
-// The object's cached blob, downloaded if needed.
-CachedObject fetch_cached_url(const RemoteContext& remote, const std::string& url,
-                              const HttpHeaders& headers);
+// The object `target` names (a URL, or a signed S3 object), keyed by its URL: its cached blob,
+// downloaded (after `probe`, when given) if needed.
+CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
+                          const ObjectProbe& probe);
+// That blob as a shard (no siblings), holding its cache lease while open.
+ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode,
+                       const ObjectProbe& probe);
 
 // The object as a shard read from its cached blob; files beside it (ONNX external data) are
-// cached the same way.
+// cached the same way, unprobed.
 ShardInput open_cached_url(std::shared_ptr<const RemoteContext> remote, const std::string& url,
-                           const HttpHeaders& headers, ReadMode read_mode);
+                           const HttpHeaders& headers, ReadMode read_mode,
+                           const ObjectProbe& probe);
 
 }  // namespace ballast

@@ -96,6 +96,11 @@ class HttpByteSource final : public ByteSource {
 std::shared_ptr<ByteSource> open_http_source(std::shared_ptr<HttpClient> client, HttpTarget target,
                                              HttpReadOptions options) {
   HttpObjectInfo info = http_stat(*client, target);
+  return open_http_source(std::move(client), std::move(target), std::move(info), options);
+}
+
+std::shared_ptr<ByteSource> open_http_source(std::shared_ptr<HttpClient> client, HttpTarget target,
+                                             HttpObjectInfo info, HttpReadOptions options) {
   return std::make_shared<HttpByteSource>(std::move(client), std::move(target), std::move(info),
                                           options);
 }

@@ -21,5 +21,8 @@ struct HttpReadOptions {
 // Opens (HEADs) the object; throws not_found, auth or network.
 std::shared_ptr<ByteSource> open_http_source(std::shared_ptr<HttpClient> client, HttpTarget target,
                                              HttpReadOptions options);
+// The object as `info` (from http_stat) describes it: no request until the first read.
+std::shared_ptr<ByteSource> open_http_source(std::shared_ptr<HttpClient> client, HttpTarget target,
+                                             HttpObjectInfo info, HttpReadOptions options);
 
 }  // namespace ballast

@@ -12,6 +12,7 @@
 
 #include "ballast/error.hpp"
 #include "remote/http_parse.hpp"
+#include "remote/http_redirect.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
@@ -41,9 +42,17 @@ std::string lowercase(std::string_view s) {
 // Per-transfer state the libcurl callbacks see.
 struct Transfer {
   const HttpRequest* request;
-  CURL* handle;
   HttpResult result;
   bool headers_checked = false;
+  bool body_cut = false;    // a body ballast does not need reached max_body_bytes: not read on
+  size_t header_bytes = 0;  // all header lines so far, interim responses included
+  int interim = 0;          // 1xx responses so far
+
+  // Stops the transfer (a callback's 0) with the reason the answer is refused.
+  size_t refuse(std::string why) {
+    result.refused = std::move(why);
+    return 0;
+  }
 
   bool success_status() const {
     return result.response.status >= 200 && result.response.status < 300;
@@ -53,9 +62,15 @@ struct Transfer {
 size_t on_header(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   std::string_view line(data, size * count);
-  if (line.starts_with("HTTP/")) {  // a new response (after a redirect or a 100 Continue)
+  t->header_bytes += line.size();
+  if (t->header_bytes > kMaxResponseHeaderBytes)
+    return t->refuse(
+        fmt::format("response headers larger than {} KiB", kMaxResponseHeaderBytes >> 10));
+  if (line.starts_with("HTTP/")) {  // a new response (after a 1xx interim response)
     t->result.response.headers.clear();
     t->result.response.status = parse_http_status_line(line);
+    if (t->result.response.status / 100 == 1 && ++t->interim > kMaxInterimResponses)
+      return t->refuse(fmt::format("more than {} interim (1xx) responses", kMaxInterimResponses));
     return size * count;
   }
   if (auto header = parse_http_header_line(line))
@@ -74,8 +89,10 @@ size_t on_write(char* data, size_t size, size_t count, void* user) {
         t->result.stopped_by_us = true;
         return 0;
       }
-      body.append(data, request.max_body_bytes - body.size());  // an error body: keep the head
-      return n;
+      // An error or redirect body: keep its head, read no more of it.
+      body.append(data, request.max_body_bytes - body.size());
+      t->body_cut = true;
+      return 0;
     }
     body.append(data, n);
     return n;
@@ -101,8 +118,10 @@ const std::string* HttpResponse::header(const std::string& lowercase_name) const
   return it == headers.end() ? nullptr : &it->second;
 }
 
+bool HttpResult::timed_out() const { return curl_code == CURLE_OPERATION_TIMEDOUT; }
+
 bool HttpResult::retryable() const {
-  if (stopped_by_us) return false;
+  if (stopped_by_us || !refused.empty()) return false;
   switch (curl_code) {
     case CURLE_OK: return retryable_status(response.status);
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -158,12 +177,40 @@ void HttpClient::release(void* handle) {
 }
 
 HttpResult HttpClient::perform(const HttpRequest& request) {
+  const std::string origin = url_origin(request.url);
+  std::string url = request.url;
+  bool with_credentials = true;  // false from the first hop that leaves the origin on
+  for (int redirects = 0;; ++redirects) {
+    std::string location;
+    HttpResult result = perform_hop(request, url, with_credentials, location);
+    if (!request.follow_redirects || result.curl_code != CURLE_OK ||
+        !is_redirect_status(result.response.status) || location.empty())
+      return result;
+    const std::string next_origin = url_origin(location);
+    if (redirects == kMaxRedirects)
+      result.refused = fmt::format("more than {} redirects", kMaxRedirects);
+    else if (next_origin.empty())
+      result.refused = fmt::format("a redirect to {}, not an http(s) URL", redact_url(location));
+    else if (next_origin != origin && request.signing)
+      result.refused = fmt::format(
+          "a signed request is not sent on to another origin (a redirect to {}); set the "
+          "bucket's region or endpoint",
+          redact_url(location));
+    if (!result.refused.empty()) return result;
+    with_credentials = with_credentials && next_origin == origin;
+    url = std::move(location);
+  }
+}
+
+HttpResult HttpClient::perform_hop(const HttpRequest& request, const std::string& url,
+                                   bool with_credentials, std::string& location) {
   CURL* handle = static_cast<CURL*>(acquire());
-  Transfer transfer{&request, handle, {}};
+  Transfer transfer{&request, {}};
   char error[CURL_ERROR_SIZE] = {};
 
-  HttpHeaders merged = settings_.default_headers;
-  for (const auto& [name, value] : request.headers) {
+  HttpHeaders merged;
+  if (with_credentials) merged = settings_.default_headers;
+  for (const auto& [name, value] : with_credentials ? request.headers : HttpHeaders{}) {
     const std::string key = lowercase(name);  // clang 14 cannot capture a structured binding
     std::erase_if(merged, [&](const auto& kv) { return lowercase(kv.first) == key; });
     merged[name] = value;
@@ -179,15 +226,18 @@ HttpResult HttpClient::perform(const HttpRequest& request) {
 
   const long timeout_ms = std::max(1L, static_cast<long>(settings_.timeout_seconds * 1000));
   const long stall_seconds = std::max(1L, static_cast<long>(std::ceil(settings_.timeout_seconds)));
-  curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+  const uint64_t body_bytes =
+      request.range ? request.range->second - request.range->first + 1 : request.expected_bytes;
+  const double deadline_ms =
+      std::min(1e12, static_cast<double>(timeout_ms) +
+                         static_cast<double>(body_bytes) / kSlowestBytesPerSecond * 1000);
+  curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
   curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
-  curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(handle, CURLOPT_UNRESTRICTED_AUTH, 0L);
+  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(handle, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(deadline_ms));
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, stall_seconds);
   curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, settings_.verify_tls ? 1L : 0L);
@@ -203,7 +253,7 @@ HttpResult HttpClient::perform(const HttpRequest& request) {
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &transfer);
   if (request.head) curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
   std::string sigv4;
-  if (request.signing) {
+  if (request.signing && with_credentials) {
     const AwsSigning& aws = *request.signing;
     sigv4 = fmt::format("aws:amz:{}:{}", aws.region, aws.service);
     curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
@@ -219,11 +269,14 @@ HttpResult HttpClient::perform(const HttpRequest& request) {
   CURLcode code = curl_easy_perform(handle);
   curl_slist_free_all(header_list);
   HttpResult result = std::move(transfer.result);
+  if (transfer.body_cut && code == CURLE_WRITE_ERROR) code = CURLE_OK;  // the status stands
   result.curl_code = code;
   if (code != CURLE_OK) result.error = error[0] != '\0' ? error : curl_easy_strerror(code);
   long status = 0;
   if (curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK && status != 0)
     result.response.status = status;
+  if (const std::string* named = result.response.header("location"))
+    location = resolve_location(url, *named);
   release(handle);
   return result;
 }
@@ -244,6 +297,10 @@ std::string xml_field(const std::string& body, std::string_view tag) {
 }  // namespace
 
 void throw_http_error(const HttpResult& result, const std::string& what) {
+  if (!result.refused.empty())
+    throw Error(ErrorCode::network,
+                fmt::format("the server's answer was refused: {}", result.refused),
+                {.source = what});
   if (result.curl_code != CURLE_OK && !result.stopped_by_us)
     throw Error(ErrorCode::network, fmt::format("request failed: {}", result.error),
                 {.source = what});

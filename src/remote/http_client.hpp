@@ -1,10 +1,20 @@
 // HttpClient: one libcurl-based HTTP(S) client shared by every remote source of a loader. It
 // keeps a pool of easy handles (each keeps its connections alive, so requests reuse them) and a
 // share handle for DNS and TLS sessions; HTTP/2 is negotiated over TLS, HTTP/1.1 otherwise.
-// Redirects are followed (at most 10, http and https only) and libcurl sends custom
-// Authorization headers only to the host the request started at. `perform` is one attempt;
-// the retried operations are in http_fetch.hpp. Requests may be signed with AWS Signature V4
-// (libcurl's CURLOPT_AWS_SIGV4). Thread-safe.
+// `perform` is one attempt; the retried operations are in http_fetch.hpp. Requests may be
+// signed with AWS Signature V4 (libcurl's CURLOPT_AWS_SIGV4). Thread-safe.
+//
+// Redirects are followed here, not by libcurl (http and https only, at most kMaxRedirects):
+// within the request's origin (scheme, host and port) every header goes along and a signed
+// request is signed again for the new URL; once a redirect leaves the origin, none of the
+// caller's headers (per request or default: Authorization, cookies, tokens, API keys, X-Amz-*)
+// goes along, to that hop or any later one, and a signed request is refused there instead.
+//
+// What a server sends is bounded: headers (kMaxResponseHeaderBytes per request, interim
+// responses included, at most kMaxInterimResponses of those), bodies ballast does not need
+// (error and redirect bodies: their first max_body_bytes are kept, the rest is not read),
+// progress (the stall timeout) and time: each attempt has a deadline of the timeout plus its
+// expected body at kSlowestBytesPerSecond.
 #pragma once
 
 #include <cstddef>
@@ -25,9 +35,15 @@ namespace ballast {
 
 using HttpHeaders = std::map<std::string, std::string>;
 
+inline constexpr size_t kMaxResponseHeaderBytes = 256 << 10;
+inline constexpr int kMaxInterimResponses = 8;
+inline constexpr double kSlowestBytesPerSecond = 32 << 10;
+
 struct HttpSettings {
-  double timeout_seconds = 300.0;  // connect timeout; longest time without progress
-  std::string ca_bundle;           // empty: libcurl's default
+  // The connect timeout, the longest time without progress, and the fixed part of a request's
+  // deadline.
+  double timeout_seconds = 300.0;
+  std::string ca_bundle;  // empty: libcurl's default
   bool verify_tls = true;
   RetryPolicy retry;
   HttpHeaders default_headers;  // overridden by a request's own headers of the same name
@@ -47,7 +63,7 @@ struct AwsSigning {
 struct HttpResponse {
   long status = 0;
   HttpHeaders headers;  // of the final response (after redirects), names in lowercase
-  std::string body;     // error bodies (at most 16 KiB) and bodies with no on_body sink
+  std::string body;     // the head of error bodies, and bodies with no on_body sink
 
   const std::string* header(const std::string& lowercase_name) const;
 };
@@ -59,6 +75,8 @@ struct HttpRequest {
   bool follow_redirects = true;
   std::optional<std::pair<uint64_t, uint64_t>> range;  // inclusive byte range
   uint64_t max_body_bytes = 16 << 10;                  // for bodies kept in HttpResponse::body
+  // The body the request should bring when it has no range (sizes its deadline).
+  uint64_t expected_bytes = 0;
   // Called before the first body byte of a 2xx response; return false to stop the transfer.
   std::function<bool(const HttpResponse&)> on_headers;
   // Receives the body of a 2xx response; return false to stop. Null: kept in `body`.
@@ -71,8 +89,12 @@ struct HttpResult {
   int curl_code = 0;           // CURLcode; 0 = the transfer completed
   std::string error;           // libcurl's message when curl_code != 0
   bool stopped_by_us = false;  // a callback returned false
+  // Why the answer was refused (too many interim responses or redirects, headers too large, a
+  // signed request redirected to another origin); never retried. Empty when it was not.
+  std::string refused;
   // Retry-worthy: a connection failure or timeout, or a retryable status.
   bool retryable() const;
+  bool timed_out() const;  // the stall timeout or the deadline
 };
 
 class HttpClient {
@@ -83,10 +105,15 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   const HttpSettings& settings() const { return settings_; }
-  // One attempt; HTTP error statuses are results, not exceptions.
+  // One attempt (following redirects); HTTP error statuses are results, not exceptions.
   HttpResult perform(const HttpRequest& request);
 
  private:
+  // One hop to `url`; `with_credentials` false leaves the caller's headers behind. Sets
+  // `location` to the absolute URL a Location header names.
+  HttpResult perform_hop(const HttpRequest& request, const std::string& url, bool with_credentials,
+                         std::string& location);
+
   void* acquire();
   void release(void* handle);
 
@@ -100,8 +127,8 @@ class HttpClient {
 };
 
 // The Error a failed result stands for: not_found (404, 410), auth (401, 403), invalid_format
-// (416), network otherwise. `what` names the object (already redacted). Never includes header
-// values; for S3-style XML errors it adds the <Code> and <Message>.
+// (416), network otherwise (a refused answer included). `what` names the object (already redacted).
+// Never includes header values; for S3-style XML errors it adds the <Code> and <Message>.
 [[noreturn]] void throw_http_error(const HttpResult& result, const std::string& what);
 
 }  // namespace ballast

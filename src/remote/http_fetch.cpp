@@ -21,10 +21,11 @@ void wait_before_retry(const HttpClient& client, const HttpResult& result, int r
 
 template <typename Attempt>
 HttpResult with_retries(HttpClient& client, Attempt&& attempt) {
-  for (int retry = 0;; ++retry) {
+  RetryBudget budget(client.settings().retry);
+  for (;;) {
     HttpResult result = attempt();
-    if (!result.retryable() || retry >= client.settings().retry.max_retries) return result;
-    wait_before_retry(client, result, retry);
+    if (!result.retryable() || !budget.take(result.timed_out())) return result;
+    wait_before_retry(client, result, budget.taken() - 1);
   }
 }
 
@@ -122,8 +123,10 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
                 {.source = target.name, .offset = offset});
   uint64_t done = 0;  // bytes delivered to the sink; a retry resumes after them
   bool use_ranges = info.ranges;
-  for (int retry = 0;; ++retry) {
+  RetryBudget budget(client.settings().retry);
+  for (;;) {
     const uint64_t first = offset + done, last = offset + length - 1;
+    const uint64_t done_before = done;
     const uint64_t want = last - first + 1;
     bool whole = false;     // a 200: the body starts at byte 0 of the object
     uint64_t position = 0;  // bytes of the body seen so far
@@ -134,7 +137,10 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
       return false;
     };
     HttpRequest request{.url = target.url, .headers = target.headers, .signing = target.signing};
-    if (use_ranges) request.range = {{first, last}};
+    if (use_ranges)
+      request.range = {{first, last}};
+    else
+      request.expected_bytes = last + 1;
     request.on_headers = [&](const HttpResponse& response) {
       const std::string* etag = response.header("etag");
       if (etag && !info.etag.empty() && *etag != info.etag)
@@ -191,8 +197,10 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
     if (done == length) return;
     if (whole) use_ranges = false;
     const bool short_body = result.curl_code == 0 && result.response.status / 100 == 2;
-    if ((short_body || result.retryable()) && retry < client.settings().retry.max_retries) {
-      wait_before_retry(client, result, retry);
+    // A timeout after progress counts as a dropped connection, not as a stalled server.
+    const bool stalled = result.timed_out() && done == done_before;
+    if ((short_body || result.retryable()) && budget.take(stalled)) {
+      wait_before_retry(client, result, budget.taken() - 1);
       continue;
     }
     if (short_body)
@@ -205,18 +213,32 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
 
 std::vector<std::byte> http_get_small(HttpClient& client, const HttpTarget& target,
                                       uint64_t max_bytes) {
+  std::vector<std::byte> body;
+  bool too_large = false;
   HttpRequest request{.url = target.url,
                       .headers = target.headers,
-                      .max_body_bytes = max_bytes,
+                      .expected_bytes = max_bytes,
                       .signing = target.signing};
-  HttpResult r = with_retries(client, [&] { return client.perform(request); });
-  if (r.stopped_by_us)
+  request.on_headers = [&](const HttpResponse& response) {  // refused before its body
+    const std::string* length = response.header("content-length");
+    too_large = length && parse_http_u64(*length).value_or(0) > max_bytes;
+    return !too_large;
+  };
+  request.on_body = [&](std::span<const std::byte> bytes) {  // a body without Content-Length
+    too_large = bytes.size() > max_bytes - body.size();
+    if (!too_large) body.insert(body.end(), bytes.begin(), bytes.end());
+    return !too_large;
+  };
+  HttpResult r = with_retries(client, [&] {
+    body.clear();
+    return client.perform(request);
+  });
+  if (too_large)
     throw Error(ErrorCode::limit_exceeded,
                 fmt::format("the file is larger than the {}-byte limit", max_bytes),
                 {.source = target.name});
   if (!ok_status(r)) throw_http_error(r, target.name);
-  const auto* data = reinterpret_cast<const std::byte*>(r.response.body.data());
-  return {data, data + r.response.body.size()};
+  return body;
 }
 
 }  // namespace ballast

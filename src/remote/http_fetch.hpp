@@ -35,7 +35,8 @@ struct HttpObjectInfo {
   HttpHeaders headers;  // of the response that gave the size
 };
 
-// One request, retried while the result is retryable (honouring Retry-After).
+// One request, retried while the result is retryable (honouring Retry-After; a timeout is
+// retried at most RetryPolicy::max_timeout_retries times).
 HttpResult http_perform_retried(HttpClient& client, const HttpRequest& request);
 
 // Throws not_found, auth or network.
@@ -50,7 +51,8 @@ using ByteSink = std::function<void(std::span<const std::byte>)>;
 void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectInfo& info,
                  uint64_t offset, uint64_t length, const ByteSink& sink, bool* ranges_ignored);
 
-// The whole body of a small object (an index file); Error(limit_exceeded) above max_bytes.
+// The whole body of a small object (an index file); Error(limit_exceeded) above max_bytes,
+// before any of the body is read when the Content-Length says so.
 std::vector<std::byte> http_get_small(HttpClient& client, const HttpTarget& target,
                                       uint64_t max_bytes);
 

@@ -26,6 +26,14 @@ std::chrono::milliseconds RetryPolicy::delay(int retry, std::optional<double> re
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+bool RetryBudget::take(bool timed_out) {
+  if (retries_ >= policy_.max_retries) return false;
+  if (timed_out && timeouts_ >= policy_.max_timeout_retries) return false;
+  ++retries_;
+  timeouts_ += timed_out ? 1 : 0;
+  return true;
+}
+
 bool retryable_status(long status) {
   if (status == 408 || status == 425 || status == 429) return true;
   return status >= 500 && status <= 599 && status != 501 && status != 505;

@@ -14,7 +14,17 @@ FOLDER with the fault named by the first path segment, OTHER_PORT is the redirec
   /badrange/F      a Content-Range one byte off the request
   /etag/F          a different ETag on GET than on HEAD
   /auth/F          401 without "Authorization: Bearer secret-token", else 302 to OTHER_PORT
-  /stats           JSON: requests per path, Authorization headers OTHER_PORT saw
+  /hop/CODE/F      CODE (a redirect) to OTHER_PORT's /ok/F, whatever the request carries
+  /samehop/CODE/F  CODE (a redirect) to this port's /seen/F
+  /seen/F          as /ok/F, recording the request's headers
+  /hold/F          accepts and never answers
+  /trickle/F       ignores Range: a 200 whose body comes one byte every 0.2 s
+  /endless/CODE/F  CODE (404, 302 to /ok/F, ...) with a body that never ends
+  /continue/F      "100 Continue" interim responses, forever
+  /headers/F       a 200 whose header lines never end
+  /huge/F          HEAD and GET claim 256 MiB; GET sends zeros (counted) until the client leaves
+  /stats           JSON: requests per path, Authorization headers OTHER_PORT saw, all headers
+                   OTHER_PORT and /seen saw, bytes /huge sent
 """
 import json
 import os
@@ -28,6 +38,10 @@ FOLDER = sys.argv[1]
 LOCK = threading.Lock()
 COUNTS = {}
 OTHER_AUTH = []
+OTHER_HEADERS = []
+SEEN_HEADERS = []
+HUGE_SENT = [0]
+HUGE_SIZE = 256 << 20
 
 
 def count(key):
@@ -56,19 +70,86 @@ class Handler(BaseHTTPRequestHandler):
         if body:
             self.wfile.write(body)
 
+    def hostile(self, mode, name, head, code):
+        """Answers that never end; each returns when the client hangs up."""
+        self.close_connection = True
+        out = self.wfile
+        try:
+            if mode == "hold":
+                time.sleep(3600)
+            elif mode == "trickle":
+                with open(os.path.join(FOLDER, name), "rb") as f:
+                    data = f.read()
+                out.write(f"HTTP/1.1 200 OK\r\nContent-Length: {len(data)}\r\n\r\n".encode())
+                for i in range(0 if head else len(data)):
+                    out.write(data[i:i + 1])
+                    out.flush()
+                    time.sleep(0.2)
+            elif mode == "continue":
+                while True:
+                    out.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    out.flush()
+                    time.sleep(0.001)
+            elif mode == "headers":
+                out.write(b"HTTP/1.1 200 OK\r\n")
+                while True:
+                    out.write(b"X-Filler: " + b"y" * 1000 + b"\r\n")
+                    out.flush()
+            else:  # endless body
+                port = self.server.server_address[1]
+                out.write(f"HTTP/1.1 {code} Whatever\r\nConnection: close\r\n"
+                          f"Location: http://127.0.0.1:{port}/ok/{name}\r\n\r\n".encode())
+                while not head:
+                    out.write(b"z" * 4096)
+                    out.flush()
+        except OSError:
+            pass
+
+    def huge(self, head):
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Length", str(HUGE_SIZE))
+        self.end_headers()
+        if head:
+            return
+        chunk = b"\0" * (64 << 10)
+        try:
+            for _ in range(HUGE_SIZE // len(chunk)):
+                self.wfile.write(chunk)
+                with LOCK:
+                    HUGE_SENT[0] += len(chunk)
+        except OSError:
+            pass
+
     def serve(self, head):
-        parts = self.path.lstrip("/").split("/")
+        parts = self.path.split("?")[0].lstrip("/").split("/")
         mode = parts[0]
         if mode == "stats":
-            body = json.dumps({"counts": COUNTS, "other_auth": OTHER_AUTH}).encode()
+            body = json.dumps({"counts": COUNTS, "other_auth": OTHER_AUTH,
+                               "other_headers": OTHER_HEADERS, "seen_headers": SEEN_HEADERS,
+                               "huge_sent": HUGE_SENT[0]}).encode()
             return self.send(200, {"Content-Length": str(len(body))}, body)
         n = count(self.command + " " + self.path)
         if mode == "burst":
             code, times, name = int(parts[1]), int(parts[2]), "/".join(parts[3:])
             if n <= times:
                 return self.send(code, {"Retry-After": "1", "Content-Length": "0"})
+        elif mode in ("hop", "samehop", "endless"):
+            code, name = int(parts[1]), "/".join(parts[2:])
         else:
             name = "/".join(parts[1:])
+        if mode in ("hop", "samehop"):
+            port = self.server.other_port if mode == "hop" else self.server.server_address[1]
+            target = "ok" if mode == "hop" else "seen"
+            return self.send(code, {"Location": f"http://127.0.0.1:{port}/{target}/{name}",
+                                    "Content-Length": "0"})
+        if mode == "seen":
+            with LOCK:
+                SEEN_HEADERS.append(dict(self.headers.items()))
+        if mode in ("hold", "trickle", "endless", "continue", "headers"):
+            return self.hostile(mode, name, head, locals().get("code"))
+        if mode == "huge":
+            return self.huge(head)
         if mode == "stall":
             time.sleep(20)
             self.close_connection = True
@@ -118,6 +199,7 @@ class OtherHandler(Handler):
     def serve(self, head):
         with LOCK:
             OTHER_AUTH.append(self.headers.get("Authorization", ""))
+            OTHER_HEADERS.append(dict(self.headers.items()))
         super().serve(head)
 
 

@@ -74,6 +74,15 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
       .add_option("--connections", options.connections,
                   "remote sources: concurrent ranged GETs of one large read (default 8)")
       ->check(CLI::PositiveNumber);
+  command
+      .add_option("--timeout", options.timeout,
+                  "remote sources: seconds a connection or transfer may make no progress "
+                  "(default 30; a timed-out request is retried once)")
+      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--retries", options.retries,
+                  "remote sources: retries of a failed request (default 5)")
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--max-cache-size", options.max_cache_size,
                      "remote sources: evict least recently used objects beyond this many bytes");
   command.add_option("--s3-endpoint", options.s3_endpoint,
@@ -124,6 +133,8 @@ WeightSource parse_source(const SourceOptions& options) {
   return source;
 }
 
+std::string source_text(const SourceOptions& options) { return describe(parse_source(options)); }
+
 WeightLoaderConfig loader_config(const SourceOptions& options) {
   WeightLoaderConfig config;
   config.num_threads = options.threads;
@@ -131,6 +142,8 @@ WeightLoaderConfig loader_config(const SourceOptions& options) {
   config.cache_dir = options.cache_dir;
   config.max_cache_size = options.max_cache_size;
   config.max_concurrent_downloads = options.connections;
+  config.download_timeout_seconds = options.timeout;
+  config.download_retries = options.retries;
   config.read_mode = ReadMode::automatic;
   for (ReadMode mode : {ReadMode::mmap, ReadMode::read, ReadMode::io_uring, ReadMode::direct})
     if (options.mode == read_mode_name(mode)) config.read_mode = mode;

@@ -26,6 +26,8 @@ struct SourceOptions {
   std::string cache_dir;        // remote sources: ballast's object cache (URL, S3)
   uint64_t max_cache_size = 0;  // bytes; 0 = unbounded
   int connections = 8;          // remote sources: concurrent ranges of one large read
+  double timeout = 30;          // remote sources: seconds without progress (and to connect)
+  int retries = 5;              // remote sources: retries of a failed request
   std::string s3_endpoint;      // for s3:// sources; empty: from the environment
   std::string s3_region;        // for s3:// sources; empty: from the environment
 };
@@ -34,6 +36,8 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
 
 // "path", "http(s)://...", "hf://org/repo[@rev][/path]", "s3://bucket/key".
 WeightSource parse_source(const SourceOptions& options);
+// The source as output may show it: a URL without user-info or query (ballast::describe).
+std::string source_text(const SourceOptions& options);
 WeightLoaderConfig loader_config(const SourceOptions& options);
 // The --transform LIST steps, then a cast to --dtype unless the source is raw (where --dtype
 // names the stored dtype).

@@ -59,7 +59,7 @@ void run(const ConvertOptions& options) {
   }
   writer.finish({{"format", "pt"},
                  {"converted_by", "ballast"},
-                 {"source", options.source.source},
+                 {"source", source_text(options.source)},
                  {"source_format", to_string(meta.format)},
                  {"transformations", steps_text(steps)}});
   fmt::print("wrote {} tensors, {} to {}\n", written, human_bytes(bytes), options.output);

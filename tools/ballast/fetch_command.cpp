@@ -68,7 +68,7 @@ void run(const FetchOptions& options) {
   const WeightSource source = parse_source(options.source);
   loader->preload(source);
   const WeightMetadata meta = loader->get_metadata(source);
-  fmt::print("preloaded {}: {} tensors, {} ({} bytes), {}\n", options.source.source,
+  fmt::print("preloaded {}: {} tensors, {} ({} bytes), {}\n", source_text(options.source),
              meta.tensors.size(), human_bytes(meta.total_size_bytes), meta.total_size_bytes,
              to_string(meta.format));
 }

@@ -52,9 +52,9 @@ void run(const InspectOptions& options) {
   auto loader = create_weight_loader(loader_config(options.source));
   WeightMetadata meta = loader->get_metadata(parse_source(options.source));
   nlohmann::json extra = nlohmann::json::parse(meta.extra);
-  if (!options.json) return print_table(options.source.source, meta, extra);
+  if (!options.json) return print_table(source_text(options.source), meta, extra);
   nlohmann::json out;
-  out["source"] = options.source.source;
+  out["source"] = source_text(options.source);
   out["format"] = to_string(meta.format);
   out["total_size_bytes"] = meta.total_size_bytes;
   out["tensors"] = nlohmann::json::array();

@@ -175,7 +175,7 @@ void run(const LoadOptions& options) {
                                ? static_cast<unsigned>(config.num_threads)
                                : std::max(1u, std::thread::hardware_concurrency());
   if (options.json) {
-    nlohmann::json out = {{"source", options.source.source},
+    nlohmann::json out = {{"source", source_text(options.source)},
                           {"format", to_string(r.format)},
                           {"mode", options.source.mode},
                           {"threads", threads},
