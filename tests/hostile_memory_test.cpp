@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include "support/test_support.hpp"
 #include "support/torch_pickle_builder.hpp"
@@ -46,8 +47,8 @@ uint64_t cli_peak_rss(const std::vector<std::string>& args, int exit_status) {
 }
 
 // Peak RSS of `command` on `file` above the same command on `baseline`, over the file size.
-// (A child's peak includes this process's resident memory when it forks: keep big buffers
-// out of scope while measuring.)
+// (A child's peak includes this process's resident memory when it forks, and under ASan freed
+// memory stays resident: the tests never hold a big buffer.)
 // The hostile file's command must exit with `exit_status`; the baseline's must succeed.
 double multiple_of_file(const std::vector<std::string>& command, const std::string& file,
                         const std::string& baseline, int exit_status,
@@ -73,13 +74,6 @@ std::string le(uint64_t v, int bytes) {
   std::string out;
   for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
   return out;
-}
-
-std::string npy(const std::string& descr, uint64_t count, const std::string& data) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" +
-                       std::to_string(count) + ",), }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  return "\x93NUMPY\x01" + std::string(1, '\0') + le(header.size() + 1, 2) + header + "\n" + data;
 }
 
 class HostileMemory : public testing::Test {
@@ -110,30 +104,32 @@ TEST_F(HostileMemory, APickleReusingOneValueStaysWithinItsBudget) {
 }
 
 TEST_F(HostileMemory, GgufMetadataCostsASmallMultipleOfItsSize) {
-  // One u8 array of 8 million elements (8 MB): its JSON text is "255," per element.
+  // One u8 array of 8 million elements (8 MB): its JSON text is "255," per element. Written
+  // in pieces, so that this process holds no big buffer when the children fork.
   const uint64_t n = 8'000'000;
-  const std::string hostile =
-      write("array.gguf", "GGUF" + le(3, 4) + le(0, 8) + le(1, 8) + le(1, 8) + "a" + le(9, 4) +
-                              le(0, 4) + le(n, 8) + std::string(n, '\xff'));
+  const std::string hostile = path("array.gguf");
+  {
+    std::ofstream out(hostile, std::ios::binary);
+    out << "GGUF" + le(3, 4) + le(0, 8) + le(1, 8) + le(1, 8) + "a" + le(9, 4) + le(0, 4) +
+               le(n, 8);
+    const std::string piece(n / 8, '\xff');
+    for (int i = 0; i < 8; ++i) out << piece;
+  }
   const std::string baseline = write("one.gguf", "GGUF" + le(3, 4) + le(0, 8) + le(0, 8));
   EXPECT_LT(multiple_of_file({"load", "--json"}, hostile, baseline, 0), 12.0);
 }
 
 TEST_F(HostileMemory, ADeflatedNpzMemberInflatesOnceInReadMode) {
-  // 64 MiB of int32 that deflate to a little. Built in a scope of its own: a child's peak RSS
-  // starts from this process's resident memory when it forks.
+  // 64 MiB of int32 that deflate to a little, written by numpy in a process of its own.
+  BALLAST_REQUIRE_PYTHON("numpy");
   constexpr uint64_t kBytes = 64 * kMiB;
-  const std::string hostile = [&] {
-    std::string data(kBytes, '\0');
-    for (size_t i = 0; i < data.size(); i += 4) data[i] = static_cast<char>(i * 2654435761u >> 29);
-    return write(
-        "deflated.npz",
-        ZipWriter::build({{.name = "a.npy", .data = npy("<i4", kBytes / 4, data), .deflate = true}})
-            .bytes);
-  }();
-  const std::string baseline = write(
-      "one.npz",
-      ZipWriter::build({{.name = "a.npy", .data = npy("<i4", 1, "abcd"), .deflate = true}}).bytes);
+  const std::string hostile = path("deflated.npz"), baseline = path("one.npz");
+  run_python(
+      "import sys, numpy as np\n"
+      "a = (np.arange(16 << 20, dtype=np.uint64) * 2654435761 % 7).astype('<i4')\n"
+      "np.savez_compressed(sys.argv[1], a=a)\n"
+      "np.savez_compressed(sys.argv[2], a=a[:1])\n",
+      {hostile, baseline});
   uint64_t grown = 0;
   multiple_of_file({"load", "--json", "--mode", "read", "--threads", "2"}, hostile, baseline, 0,
                    &grown);
