@@ -71,6 +71,7 @@ Limits fuzz_limits() {
   limits.max_pickle_bytes = 1 << 20;
   limits.max_pickle_memo = 100'000;
   limits.max_pickle_stack = 100'000;
+  limits.max_pickle_materialized_bytes = 256 << 20;
   return limits;
 }
 
@@ -97,8 +98,9 @@ void open_zip(const uint8_t* data, size_t size) {
     auto archive = ZipArchive::open(input_source(data, size, "fuzz.zip"), fuzz_limits());
     for (const auto& member : archive.members()) {
       auto source = archive.member_source(member);
-      std::vector<std::byte> out(std::min<uint64_t>(source->size(), 1 << 20));
-      source->read_at(0, out);
+      std::vector<std::byte> out(std::min<uint64_t>(source->size(), 4 << 20));
+      source->read_at(0, out);  // past 1 MiB a deflated member inflates straight into `out`
+      source->read_at(0, std::span(out).first(std::min<size_t>(out.size(), 4096)));
     }
   } catch (const Error&) {
   }

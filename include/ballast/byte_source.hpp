@@ -40,6 +40,10 @@ class ByteSource {
   virtual void read_at(uint64_t offset, std::span<std::byte> out) const = 0;
   // The whole source as memory, or null when that is impossible or unwise.
   virtual std::shared_ptr<const MappedRegion> mapping() const { return nullptr; }
+  // Whether mapping() would have to produce the bytes it returns (inflate a compressed zip
+  // member) instead of handing out memory that exists. A reader that wants the bytes once
+  // then asks read_at for them, straight into its own buffer: one copy, not two.
+  virtual bool mapping_produces_bytes() const { return false; }
   // The local file behind the source, or nullopt (memory, network). `want_direct` opens the
   // O_DIRECT descriptor on first use. The descriptors live as long as the source.
   virtual std::optional<LocalFile> local_file(bool /*want_direct*/) const { return std::nullopt; }

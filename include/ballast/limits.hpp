@@ -20,6 +20,14 @@ struct Limits {
   uint64_t max_pickle_memo = 10'000'000;       // memo entries
   uint64_t max_pickle_stack = 10'000'000;      // stack items
   uint32_t max_pickle_depth = 1000;            // container nesting
+  // Bytes one checkpoint's pickles may materialise (values, copies made by allowed calls,
+  // storage and tensor records, names and metadata): 16 MiB plus this many per pickle byte...
+  uint32_t max_pickle_amplification = 64;
+  // ...and never more than this (16 GiB).
+  uint64_t max_pickle_materialized_bytes = 16ULL << 30;
+  // Logical bytes of a strided view per byte of its storage (stride-0 "expanded" views);
+  // views of at most 1 MiB always pass.
+  uint32_t max_view_expansion = 64;
 };
 
 }  // namespace ballast

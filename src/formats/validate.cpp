@@ -1,6 +1,7 @@
 // Post-parse validation of Index entries (see validate.hpp).
 #include "formats/validate.hpp"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -33,7 +34,23 @@ uint64_t strided_extent(const TensorEntry& e, uint32_t element_size) {
   return *extent;
 }
 
+constexpr uint64_t kAlwaysAllowedView = 1ULL << 20;
+
 }  // namespace
+
+void check_view_expansion(const TensorEntry& e, const Limits& limits) {
+  if (e.strides.empty() || !e.data) return;
+  const uint64_t nbytes = e.nbytes();
+  const uint64_t storage = e.data->size();
+  const uint64_t allowed = std::max(
+      kAlwaysAllowedView, checked_mul(storage, limits.max_view_expansion).value_or(UINT64_MAX));
+  if (nbytes > allowed)
+    fail(ErrorCode::limit_exceeded, e,
+         fmt::format("view of {} bytes (shape [{}], strides [{}]) repeats its {}-byte storage "
+                     "more than max_view_expansion ({}) times",
+                     nbytes, fmt::join(e.shape, ", "), fmt::join(e.strides, ", "), storage,
+                     limits.max_view_expansion));
+}
 
 void validate_entry(const TensorEntry& e, const Limits& limits) {
   if (!e.data) fail(ErrorCode::invalid_format, e, "tensor has no data source");
@@ -60,6 +77,7 @@ void validate_entry(const TensorEntry& e, const Limits& limits) {
       fail(ErrorCode::unsupported, e,
            fmt::format("strided views of packed {} data", dtype_name(e.dtype)));
     if (*numel > 0 && element_size > 0) extent = strided_extent(e, element_size);
+    check_view_expansion(e, limits);
   }
   if (*numel > 0 && !range_inside(e.offset, extent, e.data->size()))
     fail(ErrorCode::invalid_format, e,

@@ -52,6 +52,7 @@ class SliceSource final : public ByteSource {
     if (!parent) return nullptr;
     return std::make_shared<SliceRegion>(std::move(parent), offset_, length_);
   }
+  bool mapping_produces_bytes() const override { return parent_->mapping_produces_bytes(); }
   std::optional<LocalFile> local_file(bool want_direct) const override {
     auto file = parent_->local_file(want_direct);
     if (file) file->base += offset_;

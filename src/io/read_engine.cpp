@@ -30,7 +30,7 @@ void read_into(const ByteSource& source, uint64_t offset, std::span<std::byte> o
         {.source = source.name(), .offset = offset});
   if (out.empty()) return;
   const auto file = source.local_file(options.method == IoMethod::direct);
-  if (!file && !source.mapping()) {
+  if (!file && (source.mapping_produces_bytes() || !source.mapping())) {
     source.read_at(offset, out);
     return;
   }

@@ -212,6 +212,15 @@ std::string Checkpoint::default_tensor_name() {
 }
 
 std::string Checkpoint::extra_json() {
+  // One file's metadata is handed on as its parser wrote it: a tree of it (GGUF metadata may
+  // be tens of megabytes) would cost 16 bytes and more per element. Only a JSON object is.
+  if (shards_.size() == 1 && index_metadata_ == "{}") {
+    const std::string& text = parsed_shard(0).index.extra;
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{' && nlohmann::json::accept(text))
+      return text;
+    return "{}";
+  }
   nlohmann::json merged = nlohmann::json::object();
   for (size_t i = 0; i < shards_.size(); ++i) merge_into(merged, parsed_shard(i).index.extra);
   merge_into(merged, index_metadata_);

@@ -327,12 +327,12 @@ class DefaultLoader final : public WeightLoader {
     return arena;
   }
 
-  // Small host tensors whose reads cost a round trip each: not from a local file or from
-  // memory (see coalesced_reads.hpp).
+  // Small host tensors whose reads cost a round trip each: not from a local file, from memory
+  // or from an inflated zip member (see coalesced_reads.hpp).
   bool coalescible(const PreparedLoad& p) const {
     const ByteSource& data = *p.plan.view.data;
     return p.device.is_host() && is_plain_owned_read(p.plan, config_.read_mode, p.mapping.get()) &&
-           !data.local_file(false) && !data.mapping();
+           !data.local_file(false) && !data.mapping_produces_bytes() && !data.mapping();
   }
 
   // With O_DIRECT, the plain host reads from one local file are one sweep (direct_sweep.hpp)

@@ -1,15 +1,19 @@
-// GGUF KV pairs to JSON (format in gguf_metadata.hpp).
+// GGUF KV pairs to JSON text (format in gguf_metadata.hpp).
 #include "formats/gguf/gguf_metadata.hpp"
 
-#include <fmt/format.h>
 #include <bit>
+#include <iterator>
+#include <type_traits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/checked.hpp"
+#include "util/json_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
-
-using json = nlohmann::ordered_json;
 
 // Bytes of one element of a fixed-size value type; 0 for string and array.
 uint64_t fixed_size(uint32_t type) {
@@ -29,9 +33,21 @@ uint64_t fixed_size(uint32_t type) {
   }
 }
 
+template <typename Int>
+void write_integer(std::string& out, Int v, GgufKv* scalar) {
+  fmt::format_to(std::back_inserter(out), "{}", v);
+  if (scalar && (std::is_signed_v<Int> || static_cast<uint64_t>(v) <= INT64_MAX))
+    scalar->integer = static_cast<int64_t>(v);
+}
+
+// A double as nlohmann::json writes it (shortest round trip, "1.0" for whole numbers, null
+// for NaN and infinities), so the text reads back as the same number.
+void write_double(std::string& out, double v) { out += nlohmann::json(v).dump(); }
+
 }  // namespace
 
-GgufMetadataReader::GgufMetadataReader(GgufCursor& cursor, uint64_t n_kv) : cursor_(cursor) {
+GgufMetadataReader::GgufMetadataReader(GgufCursor& cursor, uint64_t n_kv, std::string& json)
+    : cursor_(cursor), json_(json) {
   charge(n_kv, cursor.offset());
 }
 
@@ -57,36 +73,49 @@ GgufKv GgufMetadataReader::next() {
     cursor_.fail(ErrorCode::invalid_format,
                  fmt::format("metadata key '{}' has unknown value type {}", kv.key, type), type_at);
   kv.type = static_cast<GgufValueType>(type);
-  kv.value = value(type, 0);
+  if (pairs_++ != 0) json_ += ',';
+  json_ += lossy_json_text(nlohmann::json(kv.key));
+  json_ += ':';
+  value(type, 0, &kv);
   return kv;
 }
 
-json GgufMetadataReader::value(uint32_t type, uint32_t depth) {
+void GgufMetadataReader::value(uint32_t type, uint32_t depth, GgufKv* scalar) {
+  count_op();
   const uint64_t at = cursor_.offset();
   switch (static_cast<GgufValueType>(type)) {
-    case GgufValueType::u8: return cursor_.u8();
-    case GgufValueType::i8: return static_cast<int8_t>(cursor_.u8());
-    case GgufValueType::u16: return cursor_.u16();
-    case GgufValueType::i16: return static_cast<int16_t>(cursor_.u16());
-    case GgufValueType::u32: return cursor_.u32();
-    case GgufValueType::i32: return static_cast<int32_t>(cursor_.u32());
-    case GgufValueType::u64: return cursor_.u64();
-    case GgufValueType::i64: return static_cast<int64_t>(cursor_.u64());
-    case GgufValueType::f32: return static_cast<double>(std::bit_cast<float>(cursor_.u32()));
-    case GgufValueType::f64: return std::bit_cast<double>(cursor_.u64());
+    case GgufValueType::u8: return write_integer(json_, cursor_.u8(), scalar);
+    case GgufValueType::i8: return write_integer(json_, static_cast<int8_t>(cursor_.u8()), scalar);
+    case GgufValueType::u16: return write_integer(json_, cursor_.u16(), scalar);
+    case GgufValueType::i16:
+      return write_integer(json_, static_cast<int16_t>(cursor_.u16()), scalar);
+    case GgufValueType::u32: return write_integer(json_, cursor_.u32(), scalar);
+    case GgufValueType::i32:
+      return write_integer(json_, static_cast<int32_t>(cursor_.u32()), scalar);
+    case GgufValueType::u64: return write_integer(json_, cursor_.u64(), scalar);
+    case GgufValueType::i64:
+      return write_integer(json_, static_cast<int64_t>(cursor_.u64()), scalar);
+    case GgufValueType::f32:
+      return write_double(json_, static_cast<double>(std::bit_cast<float>(cursor_.u32())));
+    case GgufValueType::f64: return write_double(json_, std::bit_cast<double>(cursor_.u64()));
     case GgufValueType::boolean: {
       const uint8_t b = cursor_.u8();
       if (b > 1)
         cursor_.fail(ErrorCode::invalid_format, fmt::format("bool value {} is not 0 or 1", b), at);
-      return b == 1;
+      json_ += b == 1 ? "true" : "false";
+      return;
     }
-    case GgufValueType::string: return cursor_.string("metadata string");
+    case GgufValueType::string: return string("metadata string");
     case GgufValueType::array: return array(depth + 1);
   }
   cursor_.fail(ErrorCode::invalid_format, fmt::format("unknown metadata value type {}", type), at);
 }
 
-json GgufMetadataReader::array(uint32_t depth) {
+void GgufMetadataReader::string(std::string_view what) {
+  json_ += lossy_json_text(nlohmann::json(cursor_.string(what)));
+}
+
+void GgufMetadataReader::array(uint32_t depth) {
   const uint64_t at = cursor_.offset();
   if (depth > cursor_.limits().max_json_depth)
     cursor_.fail(ErrorCode::limit_exceeded,
@@ -107,9 +136,12 @@ json GgufMetadataReader::array(uint32_t depth) {
                    at);
     cursor_.require(*bytes);
   }
-  json out = json::array();
-  for (uint64_t i = 0; i < count; ++i) out.push_back(value(type, depth));
-  return out;
+  json_ += '[';
+  for (uint64_t i = 0; i < count; ++i) {
+    if (i != 0) json_ += ',';
+    value(type, depth, nullptr);
+  }
+  json_ += ']';
 }
 
 }  // namespace ballast

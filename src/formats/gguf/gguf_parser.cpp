@@ -8,14 +8,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
 #include "formats/gguf/ggml_types.hpp"
 #include "formats/gguf/gguf_cursor.hpp"
 #include "formats/gguf/gguf_metadata.hpp"
 #include "util/checked.hpp"
-#include "util/json_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -43,7 +42,7 @@ class GgufReader {
     Index index;
     index.format = WeightFormat::gguf();
     index.tensors = std::move(tensors_);
-    index.extra = lossy_json_text(extra_);
+    index.extra = std::move(extra_);
     return index;
   }
 
@@ -87,23 +86,24 @@ class GgufReader {
   }
 
   void read_metadata() {
-    GgufMetadataReader reader(cursor_, n_kv_);
-    extra_ = nlohmann::ordered_json::object();
+    extra_ = "{";
+    GgufMetadataReader reader(cursor_, n_kv_, extra_);
+    std::unordered_set<std::string, StringHash, CountedEqual> keys;
     for (uint64_t i = 0; i < n_kv_; ++i) {
       GgufKv kv = reader.next();
-      if (extra_.contains(kv.key))
+      if (!keys.insert(kv.key).second)
         cursor_.fail(ErrorCode::invalid_format, fmt::format("duplicate metadata key '{}'", kv.key),
                      kv.offset);
       if (kv.key == kAlignmentKey) read_alignment(kv);
       read_split_key(kv);
-      extra_[kv.key] = std::move(kv.value);
     }
+    extra_ += '}';
   }
 
   void read_alignment(const GgufKv& kv) {
     if (kv.type != GgufValueType::u32)
       cursor_.fail(ErrorCode::invalid_format, "general.alignment is not a u32", kv.offset);
-    const uint64_t a = kv.value.get<uint64_t>();
+    const auto a = static_cast<uint64_t>(*kv.integer);
     if (!std::has_single_bit(a))
       cursor_.fail(ErrorCode::invalid_format,
                    fmt::format("general.alignment {} is not a nonzero power of two", a), kv.offset);
@@ -116,19 +116,19 @@ class GgufReader {
                                    : kv.key == "split.tensors.count" ? &split_.tensors
                                                                      : nullptr;
     if (!slot) return;
-    if (!kv.value.is_number_integer() || kv.value.get<int64_t>() < 0 ||
-        kv.value.get<int64_t>() > 0x7FFFFFFF)
+    if (!kv.integer || *kv.integer < 0 || *kv.integer > 0x7FFFFFFF)
       cursor_.fail(ErrorCode::invalid_format,
                    fmt::format("{} is not a non-negative 32-bit integer", kv.key), kv.offset);
-    *slot = kv.value.get<int64_t>();
+    *slot = *kv.integer;
   }
 
   void read_tensor_infos() {
-    std::unordered_set<std::string> names;
+    std::unordered_set<std::string, StringHash, CountedEqual> names;
     // Each tensor info takes at least 24 bytes, so the file bounds what is worth reserving.
     tensors_.reserve(static_cast<size_t>(
         std::min<uint64_t>(n_tensors_, (cursor_.source_size() - cursor_.offset()) / 24)));
     for (uint64_t i = 0; i < n_tensors_; ++i) {
+      count_op();
       TensorEntry e = read_tensor_info();
       if (!names.insert(e.name).second)
         cursor_.fail(ErrorCode::invalid_format, "duplicate tensor name", info_offsets_.back(),
@@ -265,7 +265,7 @@ class GgufReader {
   uint64_t n_tensors_ = 0;
   uint64_t n_kv_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
-  nlohmann::ordered_json extra_;
+  std::string extra_;  // the metadata as JSON text
   SplitKeys split_;
   std::vector<TensorEntry> tensors_;
   std::vector<uint64_t> info_offsets_;

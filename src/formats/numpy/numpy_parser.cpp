@@ -9,6 +9,7 @@
 #include "formats/zip/zip_archive.hpp"
 #include "util/checked.hpp"
 #include "util/json_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -45,6 +46,7 @@ Index parse_npz(const ParseContext& ctx) {
   index.format = WeightFormat::numpy();
   nlohmann::json skipped = nlohmann::json::object();
   for (const ZipMember& m : archive.members()) {
+    count_op();
     if (m.name.ends_with('/')) continue;  // a folder entry
     if (!m.name.ends_with(kNpySuffix)) {
       skipped[m.name] = "not a .npy member";

@@ -14,6 +14,7 @@
 
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 
@@ -280,6 +281,7 @@ class Machine {
       uint8_t op = 0;
       try {
         op = in_.byte();
+        count_op();
         if (step(op)) break;
       } catch (const Error& e) {
         ErrorContext context = e.context();
@@ -552,16 +554,16 @@ class Machine {
     marks_.pop_back();
     std::vector<PyId> items(stack_.begin() + static_cast<std::ptrdiff_t>(from), stack_.end());
     stack_.resize(from);
+    count_op(items.size());
     return items;
   }
 
   void extend(PyId container, PyKind kind, const std::vector<PyId>& items) {
-    PyValue& target = arena_[container];
-    if (target.kind != kind)
-      throw Error(ErrorCode::invalid_format,
-                  fmt::format("adding items to a {} (expected a {})", py_kind_name(target.kind),
-                              py_kind_name(kind)));
-    target.items.insert(target.items.end(), items.begin(), items.end());
+    const PyKind target = arena_[container].kind;
+    if (target != kind)
+      throw Error(ErrorCode::invalid_format, fmt::format("adding items to a {} (expected a {})",
+                                                         py_kind_name(target), py_kind_name(kind)));
+    arena_.append(container, items);
   }
 
   void require_tuple(PyId args, std::string_view opcode) const {
@@ -574,7 +576,11 @@ class Machine {
       throw Error(
           ErrorCode::limit_exceeded,
           fmt::format("pickle memo larger than max_pickle_memo ({})", limits_.max_pickle_memo));
-    memo_[index] = top();
+    auto [it, inserted] = memo_.try_emplace(index, top());
+    if (inserted)
+      arena_.charge(sizeof(*it) + 2 * sizeof(void*), "a memo entry");
+    else
+      it->second = top();
   }
   void memo_get(uint64_t index) {
     auto it = memo_.find(index);

@@ -24,15 +24,19 @@ struct TorchObjects {
 };
 
 // Walks the object graph from `root`, bounded by limits.max_pickle_depth (a cyclic pickle
-// hits it) and by limits.max_metadata_entries visits.
+// hits it) and by limits.max_metadata_entries visits. Names are built in one buffer (never a
+// copy per level), may be at most limits.max_string_length long, and every name and value
+// collected is charged to `budget`.
 TorchObjects collect_torch_objects(const PyArena& arena, PyId root, const TorchHooks& hooks,
-                                   const Limits& limits, const std::string& source_name);
+                                   const Limits& limits, PickleBudget& budget,
+                                   const std::string& source_name);
 
 // One entry per named tensor. `storage_bytes[i]` holds storage i's bytes (its view, for legacy
-// storage views); a view reaching past them is Error(invalid_format) naming the tensor.
+// storage views); a view reaching past them is Error(invalid_format) naming the tensor, and a
+// view expanding them past limits.max_view_expansion is Error(limit_exceeded).
 std::vector<TensorEntry> torch_entries(
     const TorchObjects& objects, const TorchHooks& hooks,
     const std::vector<std::shared_ptr<ByteSource>>& storage_bytes, ByteOrder byte_order,
-    const std::string& source_name);
+    const Limits& limits, const std::string& source_name);
 
 }  // namespace ballast

@@ -239,6 +239,7 @@ PyId TorchHooks::global(PyArena& arena, std::string_view module, std::string_vie
 }
 
 PyId TorchHooks::unsupported(PyArena& arena, std::string reason) {
+  arena.charge(sizeof(std::string) + reason.size(), "an unsupported tensor's reason");
   reasons_.push_back(std::move(reason));
   return arena.add({.kind = PyKind::object,
                     .integer = static_cast<int64_t>(reasons_.size() - 1),
@@ -274,7 +275,7 @@ PyId TorchHooks::call(PyArena& arena, PyId callable, PyId args_id) {
           refuse("OrderedDict item is not a (key, value) pair");
         items.insert(items.end(), p.items.begin(), p.items.end());
       }
-      arena[dict].items = std::move(items);
+      arena.append(dict, items);
       return dict;
     }
     case Allowed::rebuild_tensor: need_args(4, 4); return rebuild_tensor(arena, args, false);
@@ -295,34 +296,36 @@ PyId TorchHooks::call(PyArena& arena, PyId callable, PyId args_id) {
           (kind_of(type) != Allowed::tensor_class && kind_of(type) != Allowed::parameter_class))
         return unsupported(arena, fmt::format("tensor subclass {}", type.text));
       expect(arena, args[2], PyKind::tuple, "_rebuild_from_type_v2 arguments");
+      const PyValue& inner = arena[args[0]];
+      if (inner.kind == PyKind::global && kind_of(inner) == Allowed::rebuild_from_type)
+        refuse("_rebuild_from_type_v2 rebuilds through another _rebuild_from_type_v2");
       return call(arena, args[0], args[2]);
     }
     case Allowed::size: {
       need_args(1, 1);
       const PyValue& dims = arena[args[0]];
-      if (dims.kind != PyKind::tuple && dims.kind != PyKind::list)
-        refuse("torch.Size argument is not a tuple");
+      if (dims.kind == PyKind::tuple) return args[0];  // immutable: shared, not copied
+      if (dims.kind != PyKind::list) refuse("torch.Size argument is not a tuple");
       return arena.container(PyKind::tuple, dims.items);
     }
     case Allowed::device: {
       need_args(1, 2);
-      std::string text = expect(arena, args[0], PyKind::string, "torch.device type").text;
-      if (args.size() == 2) text += fmt::format(":{}", expect_int(arena, args[1], "device index"));
+      const std::string& type = expect(arena, args[0], PyKind::string, "torch.device type").text;
+      if (args.size() == 1) return args[0];  // strings are immutable: shared, not copied
+      std::string text = fmt::format("{}:{}", type, expect_int(arena, args[1], "device index"));
       return arena.text(PyKind::string, std::move(text));
     }
     case Allowed::layout: {
       need_args(1, 1);
-      return arena.text(PyKind::string, expect(arena, args[0], PyKind::string, "layout").text);
+      expect(arena, args[0], PyKind::string, "layout");
+      return args[0];
     }
     case Allowed::codecs_encode: {
       need_args(1, 2);
-      const std::string& text = expect(arena, args[0], PyKind::string, "_codecs.encode text").text;
-      const std::string encoding =
-          args.size() == 2 ? expect(arena, args[1], PyKind::string, "encoding").text : "utf-8";
-      if (encoding == "latin1" || encoding == "latin-1")
-        return arena.text(PyKind::bytes, latin1_bytes(text));
-      if (encoding == "utf-8" || encoding == "utf8") return arena.text(PyKind::bytes, text);
-      refuse(fmt::format("_codecs.encode with encoding '{}'", encoding));
+      expect(arena, args[0], PyKind::string, "_codecs.encode text");
+      return encode(
+          arena, args[0],
+          args.size() == 2 ? expect(arena, args[1], PyKind::string, "encoding").text : "utf-8");
     }
     case Allowed::set: {
       need_args(0, 1);
@@ -335,7 +338,8 @@ PyId TorchHooks::call(PyArena& arena, PyId callable, PyId args_id) {
     case Allowed::bytearray: {
       need_args(0, 1);
       if (args.empty()) return arena.text(PyKind::bytes, {});
-      return arena.text(PyKind::bytes, expect(arena, args[0], PyKind::bytes, "bytearray").text);
+      expect(arena, args[0], PyKind::bytes, "bytearray");
+      return args[0];  // nothing mutates bytes here: shared, not copied
     }
     case Allowed::unsupported:
       return unsupported(
@@ -347,6 +351,21 @@ PyId TorchHooks::call(PyArena& arena, PyId callable, PyId args_id) {
     case Allowed::no_storage_type: break;
   }
   refuse(fmt::format("{} may be named in a weights-only pickle but not called", fn_name));
+}
+
+// Each string is encoded once: calling _codecs.encode again on the same value (through the
+// memo) returns the same bytes instead of another copy.
+PyId TorchHooks::encode(PyArena& arena, PyId text, const std::string& encoding) {
+  const bool latin1 = encoding == "latin1" || encoding == "latin-1";
+  if (!latin1 && encoding != "utf-8" && encoding != "utf8")
+    refuse(fmt::format("_codecs.encode with encoding '{}'", encoding));
+  const uint64_t key = static_cast<uint64_t>(text) << 1 | (latin1 ? 1 : 0);
+  if (auto it = encoded_.find(key); it != encoded_.end()) return it->second;
+  const std::string& utf8 = arena[text].text;
+  const PyId bytes = arena.text(PyKind::bytes, latin1 ? latin1_bytes(utf8) : utf8);
+  arena.charge(sizeof(key) + sizeof(PyId) + 2 * sizeof(void*), "an encoding cache entry");
+  encoded_.emplace(key, bytes);
+  return bytes;
 }
 
 PyId TorchHooks::new_object(PyArena& arena, PyId cls, PyId args) {
@@ -407,20 +426,25 @@ PyId TorchHooks::persistent_load(PyArena& arena, PyId pid_id) {
     key = fmt::format("{}@{}+{}", key, storage.view_offset, storage.view_numel);
   }
 
-  auto [it, inserted] = storage_by_key_.try_emplace(key, static_cast<uint32_t>(storages_.size()));
-  if (inserted) {
+  auto it = storage_by_key_.find(key);
+  if (it == storage_by_key_.end()) {
     if (storages_.size() >= limits_.max_tensors)
       throw Error(ErrorCode::limit_exceeded,
                   fmt::format("more than max_tensors ({}) storages", limits_.max_tensors));
+    arena.charge(sizeof(TorchStorage) + storage.key.size() + storage.location.size() +
+                     sizeof(std::string) + key.size() + sizeof(uint32_t) + 3 * sizeof(void*),
+                 "a storage record");
+    const auto index = static_cast<uint32_t>(storages_.size());
     storages_.push_back(std::move(storage));
+    storage_objects_.push_back(
+        arena.add({.kind = PyKind::object, .integer = index, .text = std::string(kStorage)}));
+    it = storage_by_key_.emplace(std::move(key), index).first;
   } else {
     const TorchStorage& seen = storages_[it->second];
     if (*dtype_bytes_for(seen.dtype, seen.numel) != *dtype_bytes_for(storage.dtype, storage.numel))
       refuse(fmt::format("storage '{}' is named with two different sizes", storage.key));
   }
-  return arena.add({.kind = PyKind::object,
-                    .integer = static_cast<int64_t>(it->second),
-                    .text = std::string(kStorage)});
+  return storage_objects_[it->second];
 }
 
 PyId TorchHooks::rebuild_tensor(PyArena& arena, const std::vector<PyId>& args, bool has_dtype) {
@@ -447,6 +471,7 @@ PyId TorchHooks::rebuild_tensor(PyArena& arena, const std::vector<PyId>& args, b
   if (tensors_.size() >= limits_.max_tensors)
     throw Error(ErrorCode::limit_exceeded,
                 fmt::format("more than max_tensors ({}) tensors", limits_.max_tensors));
+  arena.charge(sizeof(TorchTensor) + 2 * tensor.shape.size() * sizeof(int64_t), "a tensor record");
   tensors_.push_back(std::move(tensor));
   return arena.add({.kind = PyKind::object,
                     .integer = static_cast<int64_t>(tensors_.size() - 1),

@@ -8,17 +8,22 @@
 // Tensors torch allows but ballast cannot load (sparse, quantized, nested, meta, subclass
 // wrappers) become "unsupported" objects carrying the reason, so the rest of the checkpoint
 // still loads and the reason appears in the metadata.
+//
+// Calls on immutable values share their result instead of copying it (bytearray, layout,
+// torch.Size of a tuple, one storage object per storage, one encoding per string), and every
+// record or copy made is charged to the arena's PickleBudget.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ballast/dtype.hpp"
 #include "ballast/limits.hpp"
 #include "ballast/tensor.hpp"
 #include "formats/pytorch/pickle_machine.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 
@@ -66,10 +71,13 @@ class TorchHooks final : public PickleHooks {
  private:
   PyId rebuild_tensor(PyArena& arena, const std::vector<PyId>& args, bool has_dtype);
   PyId unsupported(PyArena& arena, std::string reason);
+  PyId encode(PyArena& arena, PyId text, const std::string& encoding);
 
   const Limits& limits_;
   std::vector<TorchStorage> storages_;
-  std::map<std::string, uint32_t, std::less<>> storage_by_key_;
+  std::vector<PyId> storage_objects_;  // the one object of each storage
+  std::unordered_map<std::string, uint32_t, StringHash, CountedEqual> storage_by_key_;
+  std::unordered_map<uint64_t, PyId> encoded_;  // string id and encoding -> bytes id
   std::vector<TorchTensor> tensors_;
   std::vector<std::string> reasons_;
 };

@@ -1,7 +1,8 @@
 // Reading the legacy (pre-zip) container of torch.save (see torch_containers.hpp).
 #include <array>
 #include <cstring>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "formats/pytorch/torch_containers.hpp"
 #include "util/checked.hpp"
 #include "util/json_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -39,7 +41,11 @@ const PyValue* dict_get(const PyArena& arena, const PyValue& dict, std::string_v
 class LegacyReader {
  public:
   explicit LegacyReader(const ParseContext& ctx)
-      : ctx_(ctx), file_(ctx.source->name()), hooks_(ctx.limits) {}
+      : ctx_(ctx),
+        file_(ctx.source->name()),
+        budget_(ctx.limits, ctx.source->size(), ctx.source->name()),
+        arena_(budget_),
+        hooks_(ctx.limits) {}
 
   Index read() {
     if (!is_magic(arena_[next("the magic number").value]))
@@ -49,13 +55,14 @@ class LegacyReader {
       fail(fmt::format("legacy protocol version is not {}", kProtocolVersion));
     const ByteOrder byte_order = read_sys_info(arena_[next("sys_info").value]);
     const UnpickleResult object = next("the checkpoint object");
-    TorchObjects objects = collect_torch_objects(arena_, object.value, hooks_, ctx_.limits, file_);
+    TorchObjects objects =
+        collect_torch_objects(arena_, object.value, hooks_, ctx_.limits, budget_, file_);
     const PyId keys = next("the storage key list").value;
     std::vector<std::shared_ptr<ByteSource>> storage_bytes = read_storages(keys, byte_order);
 
     Index index;
     index.format = WeightFormat::pytorch();
-    index.tensors = torch_entries(objects, hooks_, storage_bytes, byte_order, file_);
+    index.tensors = torch_entries(objects, hooks_, storage_bytes, byte_order, ctx_.limits, file_);
     nlohmann::json extra = {{"container", "legacy"},
                             {"pickle_protocol", object.protocol},
                             {"byteorder", byte_order == ByteOrder::big ? "big" : "little"}};
@@ -93,22 +100,25 @@ class LegacyReader {
   std::vector<std::shared_ptr<ByteSource>> read_storages(PyId keys_id, ByteOrder byte_order) {
     const PyValue& keys = arena_[keys_id];
     if (keys.kind != PyKind::list) fail("the storage key list is not a list");
-    std::map<std::string, std::shared_ptr<ByteSource>, std::less<>> roots;
+    const RootStorages named = root_storages();
+    RootSources roots;
     const ByteSource& source = *ctx_.source;
     for (PyId key_id : keys.items) {
       const PyValue& key = arena_[key_id];
       if (key.kind != PyKind::string) fail("a storage key is not a string");
-      const TorchStorage* storage = root_storage(key.text);
-      if (!storage) fail(fmt::format("storage '{}' is listed but never used", key.text));
+      auto named_it = named.find(key.text);
+      if (named_it == named.end())
+        fail(fmt::format("storage '{}' is listed but never used", key.text));
+      const TorchStorage& storage = *named_it->second;
       uint64_t count = 0;
       if (!range_inside(pos_, 8, source.size()))
         fail(fmt::format("truncated before the element count of storage '{}'", key.text));
       source.read_at(pos_, {reinterpret_cast<std::byte*>(&count), 8});
       if (byte_order == ByteOrder::big) count = __builtin_bswap64(count);
-      if (count != storage->numel)
+      if (count != storage.numel)
         fail(fmt::format("storage '{}' records {} elements but the pickle says {}", key.text, count,
-                         storage->numel));
-      const uint64_t nbytes = *dtype_bytes_for(storage->dtype, count);
+                         storage.numel));
+      const uint64_t nbytes = *dtype_bytes_for(storage.dtype, count);
       if (!range_inside(pos_ + 8, nbytes, source.size()))
         fail(
             fmt::format("storage '{}' ({} bytes) runs past the end of the file", key.text, nbytes));
@@ -132,15 +142,21 @@ class LegacyReader {
     return bytes;
   }
 
-  // The whole-storage record for `key` (views share their root's key and element type).
-  const TorchStorage* root_storage(std::string_view key) const {
-    for (const TorchStorage& s : hooks_.storages())
-      if (s.key == key) return &s;
-    return nullptr;
+  using RootStorages =
+      std::unordered_map<std::string_view, const TorchStorage*, StringHash, CountedEqual>;
+  using RootSources =
+      std::unordered_map<std::string, std::shared_ptr<ByteSource>, StringHash, CountedEqual>;
+
+  // The first record of each key: whole storages and views share their root's key and type.
+  RootStorages root_storages() const {
+    RootStorages out;
+    for (const TorchStorage& s : hooks_.storages()) out.try_emplace(s.key, &s);
+    return out;
   }
 
   const ParseContext& ctx_;
   const std::string& file_;
+  PickleBudget budget_;
   PyArena arena_;
   TorchHooks hooks_;
   uint64_t pos_ = 0;

@@ -81,15 +81,17 @@ Index parse_torch_zip(const ParseContext& ctx) {
   const ByteOrder byte_order =
       parse_byteorder(small_record(archive, root + "byteorder"), *ctx.source);
 
-  PyArena arena;
-  TorchHooks hooks(ctx.limits);
   auto pickle_bytes = archive.member_source(*pickle);
+  PickleBudget budget(ctx.limits, pickle_bytes->size(), file);
+  PyArena arena(budget);
+  TorchHooks hooks(ctx.limits);
   const UnpickleResult result = unpickle({.source = pickle_bytes.get(),
                                           .offset = 0,
                                           .length = pickle_bytes->size(),
                                           .where = pickle->name},
                                          ctx.limits, arena, hooks);
-  TorchObjects objects = collect_torch_objects(arena, result.value, hooks, ctx.limits, file);
+  TorchObjects objects =
+      collect_torch_objects(arena, result.value, hooks, ctx.limits, budget, file);
 
   std::vector<std::shared_ptr<ByteSource>> storage_bytes;
   for (const TorchStorage& s : hooks.storages()) {
@@ -113,7 +115,7 @@ Index parse_torch_zip(const ParseContext& ctx) {
 
   Index index;
   index.format = WeightFormat::pytorch();
-  index.tensors = torch_entries(objects, hooks, storage_bytes, byte_order, file);
+  index.tensors = torch_entries(objects, hooks, storage_bytes, byte_order, ctx.limits, file);
   nlohmann::json extra = {{"container", "zip"},
                           {"root", root.empty() ? root : root.substr(0, root.size() - 1)},
                           {"pickle_protocol", result.protocol},

@@ -20,6 +20,7 @@ namespace {
 
 constexpr uint64_t kInputChunk = 256 * 1024;
 constexpr uint64_t kMinGrowth = 64 * 1024;
+constexpr uint64_t kMaxKeptGrowth = 1 << 20;  // larger reads go straight to the caller
 
 // The inflated bytes so far; shared with mapped regions so they outlive the source.
 struct Buffer {
@@ -55,19 +56,44 @@ class InflatedSource final : public ByteSource {
 
   uint64_t size() const override { return member_.uncompressed_size; }
   const std::string& name() const override { return name_; }
+  bool mapping_produces_bytes() const override { return true; }
 
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), size()))
       throw Error(ErrorCode::invalid_format, "read past the end of the source",
                   {.source = name_, .offset = offset});
     std::lock_guard lock(mutex_);
-    inflate_until(offset + out.size());
-    if (!out.empty()) std::memcpy(out.data(), buffer_->bytes.data() + offset, out.size());
+    settle();
+    const uint64_t end = offset + out.size();
+    std::byte* dst = out.data();
+    if (offset < kept_) {  // the kept part
+      const uint64_t n = std::min(end, kept_) - offset;
+      std::memcpy(dst, buffer_->bytes.data() + offset, static_cast<size_t>(n));
+      dst += n;
+      offset += n;
+    }
+    if (offset == end) return;
+    if (pos_ > offset) restart();
+    if (pos_ < kept_) skip_to(kept_);
+    if (pos_ == kept_ && end - kept_ <= kMaxKeptGrowth) {
+      keep_to(std::min(size(), std::max({end, 2 * kept_, kept_ + kMinGrowth})));
+      std::memcpy(dst, buffer_->bytes.data() + offset, static_cast<size_t>(end - offset));
+      return;
+    }
+    skip_to(offset);
+    produce(dst, end - offset);
   }
 
   std::shared_ptr<const MappedRegion> mapping() const override {
     std::lock_guard lock(mutex_);
-    inflate_until(size());
+    settle();
+    if (kept_ < size()) {
+      if (pos_ != kept_) {
+        restart();
+        skip_to(kept_);
+      }
+      keep_to(size());
+    }
     return std::make_shared<BufferRegion>(buffer_);
   }
 
@@ -79,36 +105,58 @@ class InflatedSource final : public ByteSource {
     throw *error_;
   }
 
-  // Inflates until at least `end` bytes exist; at the declared size, ends the stream and
-  // checks the CRC. Caller holds mutex_.
-  void inflate_until(uint64_t end) const {
+  // Rethrows an earlier failure; at the declared size, ends and checks the stream once.
+  // Caller holds mutex_ (as for every method below).
+  void settle() const {
     if (error_) throw *error_;
-    while (produced_ < end) {
-      uint64_t target = std::min(size(), std::max({end, 2 * produced_, produced_ + kMinGrowth}));
-      buffer_->bytes.resize(target);
-      run_inflate(target);
-    }
-    if (produced_ == size() && !finished_) finish();
+    if (pos_ == size() && !verified_) finish();
   }
 
-  // Inflates into buffer_ up to `target` bytes. Caller holds mutex_.
-  void run_inflate(uint64_t target) const {
-    while (produced_ < target) {
+  // Inflates the next `n` bytes of the stream into `dst`.
+  void produce(std::byte* dst, uint64_t n) const {
+    const uint64_t target = pos_ + n;
+    while (pos_ < target) {
       refill_input();
-      stream_.next_out = reinterpret_cast<Bytef*>(buffer_->bytes.data() + produced_);
-      stream_.avail_out = static_cast<uInt>(std::min<uint64_t>(target - produced_, 1u << 30));
+      stream_.next_out = reinterpret_cast<Bytef*>(dst);
+      stream_.avail_out = static_cast<uInt>(std::min<uint64_t>(target - pos_, 1u << 30));
       const uInt before = stream_.avail_out;
       int rc = inflate(&stream_, Z_NO_FLUSH);
       const uInt got = before - stream_.avail_out;
-      crc_ = crc32_z(crc_, reinterpret_cast<const Bytef*>(buffer_->bytes.data() + produced_), got);
-      produced_ += got;
+      crc_ = crc32_z(crc_, reinterpret_cast<const Bytef*>(dst), got);
+      dst += got;
+      pos_ += got;
       check_rc(rc);
-      if (rc == Z_STREAM_END && produced_ < size()) {
+      if (rc == Z_STREAM_END && pos_ < size()) {
         fail(ErrorCode::invalid_format,
-             fmt::format("deflate stream ends after {} of its declared {} bytes", produced_,
-                         size()));
+             fmt::format("deflate stream ends after {} of its declared {} bytes", pos_, size()));
       }
     }
+    settle();
+  }
+
+  // Grows the kept bytes to `target`; the stream stands at their end.
+  void keep_to(uint64_t target) const {
+    buffer_->bytes.resize(static_cast<size_t>(target));
+    produce(buffer_->bytes.data() + kept_, target - kept_);
+    kept_ = target;
+  }
+
+  // Inflates up to `target` and drops the bytes.
+  void skip_to(uint64_t target) const {
+    std::vector<std::byte> scratch;
+    while (pos_ < target) {
+      scratch.resize(static_cast<size_t>(std::min<uint64_t>(target - pos_, kMinGrowth)));
+      produce(scratch.data(), scratch.size());
+    }
+  }
+
+  // Starts the stream again from the member's first byte.
+  void restart() const {
+    if (inflateReset(&stream_) != Z_OK) fail(ErrorCode::io, "zlib could not restart an inflater");
+    stream_.avail_in = 0;
+    consumed_ = 0;
+    pos_ = 0;
+    crc_ = 0;
   }
 
   void refill_input() const {
@@ -125,7 +173,7 @@ class InflatedSource final : public ByteSource {
     if (rc == Z_OK || rc == Z_STREAM_END) return;
     if (rc == Z_BUF_ERROR)
       fail(ErrorCode::invalid_format,
-           fmt::format("deflate stream is truncated after {} bytes of output", produced_));
+           fmt::format("deflate stream is truncated after {} bytes of output", pos_));
     if (rc == Z_MEM_ERROR) fail(ErrorCode::io, "zlib ran out of memory");
     fail(ErrorCode::invalid_format,
          fmt::format("corrupt deflate stream: {}", stream_.msg ? stream_.msg : "zlib error"));
@@ -151,7 +199,7 @@ class InflatedSource final : public ByteSource {
         fail(ErrorCode::invalid_format, "deflate stream does not end at its declared size");
       check_rc(rc);
     }
-    finished_ = true;
+    verified_ = true;
     input_ = {};
     if (crc_ != member_.crc32) {
       fail(ErrorCode::integrity,
@@ -169,9 +217,10 @@ class InflatedSource final : public ByteSource {
   mutable z_stream stream_{};
   mutable std::vector<std::byte> input_;
   mutable uint64_t consumed_ = 0;
-  mutable uint64_t produced_ = 0;
+  mutable uint64_t pos_ = 0;   // bytes the stream has produced since its (re)start
+  mutable uint64_t kept_ = 0;  // bytes [0, kept_) are in buffer_
   mutable uLong crc_ = 0;
-  mutable bool finished_ = false;
+  mutable bool verified_ = false;  // the stream ended at the declared size, CRC matched
   mutable std::optional<Error> error_;
   std::shared_ptr<Buffer> buffer_;
 };

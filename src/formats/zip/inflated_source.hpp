@@ -1,11 +1,16 @@
 // InflatedSource: a ByteSource over one deflated zip member that inflates lazily, on demand.
 //
-// Reads inflate only as far as the highest byte asked for (a parser reading a member's header
-// inflates a few KiB, not the member); the bytes produced are kept, so later reads are memcpys.
+// Small reads (up to 1 MiB past what is kept) inflate only as far as the highest byte asked
+// for (a parser reading a member's header inflates a few KiB, not the member) and keep the
+// bytes, so later small reads are memcpys. A larger read (a tensor loaded in read mode)
+// inflates straight into the caller's buffer and keeps nothing: one copy of the member, not
+// two. A read behind the inflater's position restarts the stream from the member's start.
+// mapping() inflates the whole member into the kept buffer and serves it (and
+// mapping_produces_bytes() says so, so the read engine asks read_at instead).
 // Output is bounded by the member's declared size, which the caller has already checked
 // against Limits (a stream producing more fails with limit_exceeded, never grows memory). The
-// CRC-32 is checked once the stream ends (Error integrity). mapping() inflates the whole member
-// and serves the buffer. Thread-safe: one mutex guards the inflater.
+// CRC-32 is checked once the stream ends (Error integrity). Thread-safe: one mutex guards the
+// inflater.
 #pragma once
 
 #include <memory>

@@ -57,9 +57,10 @@ class Reader {
     std::vector<std::byte> cd = source_.read(dir.offset, dir.size);
     std::vector<ZipMember> members;
     std::vector<uint64_t> header_offsets;
-    std::unordered_set<std::string> names;
+    std::unordered_set<std::string, StringHash, CountedEqual> names;
     uint64_t at = 0;
     for (uint64_t i = 0; i < dir.entries; ++i) {
+      count_op();
       uint64_t header_offset = 0;
       ZipMember m = central_entry(cd, dir.offset, at, header_offset);
       if (!names.insert(m.name).second)
@@ -296,15 +297,17 @@ class Reader {
 ZipArchive ZipArchive::open(std::shared_ptr<ByteSource> source, const Limits& limits) {
   ZipArchive archive;
   archive.members_ = Reader(*source, limits).read();
+  archive.by_name_.reserve(archive.members_.size());
+  for (size_t i = 0; i < archive.members_.size(); ++i)
+    archive.by_name_.emplace(archive.members_[i].name, i);
   archive.source_ = std::move(source);
   archive.limits_ = limits;
   return archive;
 }
 
 const ZipMember* ZipArchive::find(std::string_view name) const {
-  for (const auto& m : members_)
-    if (m.name == name) return &m;
-  return nullptr;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &members_[it->second];
 }
 
 std::shared_ptr<ByteSource> ZipArchive::member_source(const ZipMember& member) const {

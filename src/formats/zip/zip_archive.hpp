@@ -16,10 +16,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ballast/byte_source.hpp"
 #include "ballast/limits.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 
@@ -39,6 +41,7 @@ class ZipArchive {
   static ZipArchive open(std::shared_ptr<ByteSource> source, const Limits& limits);
 
   const std::vector<ZipMember>& members() const { return members_; }
+  // The member named `name`, or null; a hash lookup (an archive may hold a million members).
   const ZipMember* find(std::string_view name) const;
 
   // The member's uncompressed bytes as a ByteSource: a zero-copy slice for stored members (so
@@ -51,6 +54,7 @@ class ZipArchive {
   std::shared_ptr<ByteSource> source_;
   Limits limits_;
   std::vector<ZipMember> members_;
+  std::unordered_map<std::string, size_t, StringHash, CountedEqual> by_name_;
 };
 
 // True when `head` starts like a zip archive (local file header or empty-archive EOCD).
