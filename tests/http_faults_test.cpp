@@ -109,6 +109,19 @@ TEST_F(FaultServer, ObjectChangingWhileReadIsAnIntegrityError) {
   EXPECT_EQ(error_of(WeightSource::url(url("etag/m.safetensors")), config()), ErrorCode::integrity);
 }
 
+// The object changes after the load opened it and its GET answers state no ETag: every
+// ranged request carries If-Match with the version first seen, so the server's 412 fails the
+// load instead of the bytes of two versions coming back as one tensor.
+TEST_F(FaultServer, AnObjectChangingUnderGetsWithoutETagsFailsTheLoad) {
+  std::string changed = read_file(dir_ / "m.safetensors");
+  for (size_t i = changed.size() - 1000; i < changed.size(); ++i) changed[i] ^= 0x55;
+  write_file(dir_ / "m.safetensors.v2", changed);
+  std::string what;
+  EXPECT_EQ(error_of(WeightSource::url(url("changing/m.safetensors")), config(), &what),
+            ErrorCode::integrity);
+  EXPECT_NE(what.find("changed while it was being read"), std::string::npos) << what;
+}
+
 TEST_F(FaultServer, RedirectToAnotherPortDropsAuthorization) {
   auto source =
       WeightSource::url(url("auth/m.safetensors"), {{"Authorization", "Bearer secret-token"}});

@@ -67,6 +67,19 @@ HttpObjectInfo stat_by_get(HttpClient& client, const HttpTarget& target) {
   throw_http_error(r, target.name);
 }
 
+// The request headers that pin a read to the version of the object seen when it was opened,
+// so that a change between the requests of one load fails it instead of mixing two versions:
+// If-Match with a strong ETag, else If-Unmodified-Since with its Last-Modified (a weak ETag
+// cannot be matched strongly). Without either, the object's size is all there is to check.
+HttpHeaders pinned_headers(const HttpTarget& target, const HttpObjectInfo& info) {
+  HttpHeaders headers = target.headers;
+  if (!info.etag.empty() && !info.etag.starts_with("W/"))
+    headers["If-Match"] = info.etag;
+  else if (auto it = info.headers.find("last-modified"); it != info.headers.end())
+    headers["If-Unmodified-Since"] = it->second;
+  return headers;
+}
+
 }  // namespace
 
 HttpResult http_perform_retried(HttpClient& client, const HttpRequest& request) {
@@ -136,7 +149,8 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
                       {.source = target.name, .offset = first, .actual = std::move(actual)});
       return false;
     };
-    HttpRequest request{.url = target.url, .headers = target.headers, .signing = target.signing};
+    HttpRequest request{
+        .url = target.url, .headers = pinned_headers(target, info), .signing = target.signing};
     if (use_ranges)
       request.range = {{first, last}};
     else
@@ -145,6 +159,11 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
       const std::string* etag = response.header("etag");
       if (etag && !info.etag.empty() && *etag != info.etag)
         return fail(ErrorCode::integrity, "the object changed while it was being read", *etag);
+      const std::string* modified = response.header("last-modified");
+      const auto opened_modified = info.headers.find("last-modified");
+      if (!etag && modified && opened_modified != info.headers.end() &&
+          *modified != opened_modified->second)
+        return fail(ErrorCode::integrity, "the object changed while it was being read", *modified);
       const std::string* length_header = response.header("content-length");
       // A sentinel rather than std::optional: GCC 12 at -O3 reports a false
       // -Wmaybe-uninitialized on an optional read inside fmt::format here.
@@ -194,6 +213,11 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
     };
     HttpResult result = client.perform(request);
     if (verdict) throw *verdict;
+    if (result.curl_code == 0 && result.response.status == 412)
+      throw Error(ErrorCode::integrity,
+                  "the object changed while it was being read (412: it no longer matches the "
+                  "version the load opened)",
+                  {.source = target.name, .offset = first});
     if (done == length) return;
     if (whole) use_ranges = false;
     const bool short_body = result.curl_code == 0 && result.response.status / 100 == 2;

@@ -13,6 +13,8 @@ FOLDER with the fault named by the first path segment, OTHER_PORT is the redirec
   /long/F          10 bytes more than requested (Content-Length says so)
   /badrange/F      a Content-Range one byte off the request
   /etag/F          a different ETag on GET than on HEAD
+  /changing/F      F for the path's first request, F.v2 (same size) after it: HEAD states
+                   ETag "v1" or "v2", GET states none; If-Match of another version gets 412
   /auth/F          401 without "Authorization: Bearer secret-token", else 302 to OTHER_PORT
   /hop/CODE/F      CODE (a redirect) to OTHER_PORT's /ok/F, whatever the request carries
   /samehop/CODE/F  CODE (a redirect) to this port's /seen/F
@@ -161,14 +163,23 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(302, {"Location": f"http://127.0.0.1:{port}/ok/{name}",
                                    "Content-Length": "0"})
         path = os.path.join(FOLDER, name)
+        version = 1
+        if mode == "changing":
+            version = 1 if count("changing " + name) == 1 else 2
+            if version == 2:
+                path += ".v2"
         if not os.path.isfile(path):
             return self.send(404, {"Content-Length": "0"})
         with open(path, "rb") as f:
             data = f.read()
-        etag = '"v1"'
+        etag = f'"v{version}"'
         if mode == "etag" and not head:
             etag = '"v2"'
+        if mode == "changing" and self.headers.get("If-Match", etag) != etag:
+            return self.send(412, {"Content-Length": "0"})
         headers = {"ETag": etag, "Accept-Ranges": "bytes"}
+        if mode == "changing" and not head:
+            del headers["ETag"]
         match = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
         if head:
             headers["Content-Length"] = str(len(data))
