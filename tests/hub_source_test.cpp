@@ -158,6 +158,19 @@ TEST_F(HubServer, WholeRepoFetchesOnlyTheShardsItNeeds) {
   EXPECT_EQ(meta.tensors.size(), 2u);
 }
 
+TEST_F(HubServer, AnIndexLargerThanMaxHeaderBytesIsRefusedBeforeItIsDownloaded) {
+  WeightLoaderConfig c = config();
+  c.limits.max_header_bytes = 64;  // org/sharded's index is larger
+  try {
+    create_weight_loader(c)->get_metadata(WeightSource::hugging_face("org/sharded", ""));
+    ADD_FAILURE() << "the index was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::limit_exceeded) << e.what();
+  }
+  std::error_code ec;
+  EXPECT_TRUE(fs::is_empty(cache() / "models--org--sharded" / "blobs", ec) || ec);
+}
+
 TEST_F(HubServer, CachingOffReadsByRangesAndWritesNoCache) {
   auto source = WeightSource::hugging_face("org/tiny", "model.safetensors");
   EXPECT_EQ(hash_of(source, "w", config(false)), local_hash("org/tiny/model.safetensors", "w"));

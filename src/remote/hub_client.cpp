@@ -129,8 +129,8 @@ std::string HubClient::commit(const std::string& revision, const std::string& pa
   return *commit;
 }
 
-std::filesystem::path HubClient::download(const std::string& revision,
-                                          const std::string& path) const {
+std::filesystem::path HubClient::download(const std::string& revision, const std::string& path,
+                                          std::optional<uint64_t> max_bytes) const {
   const std::string where = describe(revision, path);
   const std::optional<HubFileInfo> resolved = resolve(revision, path);
   if (!resolved) {
@@ -139,6 +139,12 @@ std::filesystem::path HubClient::download(const std::string& revision,
                 {.source = where});
   }
   const HubFileInfo& info = *resolved;
+  if (max_bytes && info.size > *max_bytes)
+    throw Error(ErrorCode::limit_exceeded,
+                fmt::format("the file has {} bytes, more than the {} allowed (max_header_bytes); "
+                            "refused before downloading it",
+                            info.size, *max_bytes),
+                {.source = where});
   cache_.write_ref(revision, info.commit);
   if (auto file = cache_.cached(info.commit, path)) return *file;
   std::optional<std::string> sha256;
@@ -164,7 +170,8 @@ std::filesystem::path HubClient::download(const std::string& revision,
 std::vector<std::byte> HubClient::read_small(const std::string& revision, const std::string& path,
                                              uint64_t max_bytes) const {
   if (remote_->caching || settings_.offline) {
-    return read_small_file(download(revision, path), max_bytes, describe(revision, path));
+    return read_small_file(download(revision, path, max_bytes), max_bytes,
+                           describe(revision, path));
   }
   return http_get_small(*remote_->http, make_http_target(url(revision, path), auth_headers()),
                         max_bytes);

@@ -42,8 +42,10 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
   // The commit a revision names (online: HEAD of `path`, recorded in refs/ when caching;
   // offline or answered from the cache: refs/).
   std::string commit(const std::string& revision, const std::string& path) const;
-  // The file in the local cache, downloaded if needed.
-  std::filesystem::path download(const std::string& revision, const std::string& path) const;
+  // The file in the local cache, downloaded if needed. A file the Hub states to be larger than
+  // `max_bytes` is refused (limit_exceeded) before any of it is downloaded.
+  std::filesystem::path download(const std::string& revision, const std::string& path,
+                                 std::optional<uint64_t> max_bytes = std::nullopt) const;
   // The whole bytes of a small file (an index), through the cache when caching is on.
   std::vector<std::byte> read_small(const std::string& revision, const std::string& path,
                                     uint64_t max_bytes) const;
