@@ -16,13 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 ErrorCode metadata_error(const WeightSource& source) {
-  try {
-    create_weight_loader()->get_metadata(source);
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "listed an incomplete checkpoint";
-  return ErrorCode::io;
+  return error_code_of([&] { create_weight_loader()->get_metadata(source); },
+                       "listed an incomplete checkpoint");
 }
 
 // Two shards: a.safetensors holds "a" (and "extra" when asked), b.safetensors holds "b".

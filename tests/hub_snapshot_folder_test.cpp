@@ -39,13 +39,12 @@ class HubSnapshotFolder : public testing::Test {
   }
 
   ErrorCode error_of_loading(const std::string& name) {
-    try {
-      create_weight_loader()->load_tensor({.name = name, .source = WeightSource::file(snapshot())});
-    } catch (const Error& e) {
-      return e.code();
-    }
-    ADD_FAILURE() << "loaded " << name;
-    return ErrorCode::io;
+    return error_code_of(
+        [&] {
+          create_weight_loader()->load_tensor(
+              {.name = name, .source = WeightSource::file(snapshot())});
+        },
+        "loaded " + name);
   }
 
   TempDir root_;

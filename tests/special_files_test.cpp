@@ -14,13 +14,8 @@ namespace {
 namespace fs = std::filesystem;
 
 ErrorCode error_of_metadata(const WeightSource& source) {
-  try {
-    create_weight_loader()->get_metadata(source);
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "a special file was read";
-  return ErrorCode::io;
+  return error_code_of([&] { create_weight_loader()->get_metadata(source); },
+                       "a special file was read");
 }
 
 TEST(SpecialFiles, AFifoAsTheSourceIsRefusedWithoutBlocking) {

@@ -35,9 +35,7 @@ std::optional<std::pair<std::string, std::string>> hub_digests(const fs::path& b
     const std::string header = fmt::format("blob {}", file->size()) + std::string(1, '\0');
     digest.update(std::as_bytes(std::span(header)));
   }
-  constexpr uint64_t kPiece = 4 << 20;
-  for (uint64_t at = 0; at < file->size(); at += kPiece)
-    digest.update(file->read(at, std::min(kPiece, file->size() - at)));
+  digest.update(*file);
   const std::string kind = lfs ? "sha256:" : "git-sha1:";
   return std::pair{kind + name, kind + digest.hex()};
 }

@@ -48,11 +48,8 @@ int64_t mtime_ns(const fs::path& path) {
 }
 
 std::string sha256_of_file(const fs::path& path) {
-  auto file = open_file_source(path, {.allow_mmap = false});
   Sha256 hash;
-  constexpr uint64_t kPiece = 4 << 20;
-  for (uint64_t at = 0; at < file->size(); at += kPiece)
-    hash.update(file->read(at, std::min(kPiece, file->size() - at)));
+  hash.update(*open_file_source(path, {.allow_mmap = false}));
   return hash.hex();
 }
 

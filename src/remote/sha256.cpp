@@ -3,6 +3,8 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+
 #include "ballast/error.hpp"
 
 namespace ballast {
@@ -24,6 +26,12 @@ Sha1::Sha1() : EvpDigest(EVP_sha1()) {}
 void EvpDigest::update(std::span<const std::byte> bytes) {
   if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size()) != 1)
     throw Error(ErrorCode::io, "digest computation failed");
+}
+
+void EvpDigest::update(const ByteSource& source) {
+  constexpr uint64_t kPiece = 4 << 20;
+  for (uint64_t at = 0; at < source.size(); at += kPiece)
+    update(source.read(at, std::min(kPiece, source.size() - at)));
 }
 
 std::string EvpDigest::hex() {

@@ -6,6 +6,8 @@
 #include <span>
 #include <string>
 
+#include "ballast/byte_source.hpp"
+
 namespace ballast {
 
 class EvpDigest {
@@ -15,6 +17,8 @@ class EvpDigest {
   EvpDigest& operator=(const EvpDigest&) = delete;
 
   void update(std::span<const std::byte> bytes);
+  // Feeds the whole of `source` through the digest, a few MiB at a time.
+  void update(const ByteSource& source);
   std::string hex();  // finishes the digest
 
  protected:

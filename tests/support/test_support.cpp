@@ -102,6 +102,16 @@ std::string run_python(const std::string& program, const std::vector<std::string
   return r.out;
 }
 
+ErrorCode error_code_of(const std::function<void()>& call, const std::string& what_was_expected) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "no error: " << what_was_expected;
+  return ErrorCode::io;
+}
+
 TempDir::TempDir() {
   std::random_device rd;
   auto base = std::filesystem::temp_directory_path();

@@ -7,10 +7,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "ballast/error.hpp"
 
 namespace ballast::test {
 
@@ -70,6 +73,10 @@ bool python_has(const std::string& module);
 // fails the test on a non-zero exit. Returns stdout.
 std::string run_python(const std::string& program, const std::vector<std::string>& args = {},
                        const std::string& interpreter = kDebianPython);
+
+// The code of the ballast::Error that `call` throws; when it throws none, a test failure
+// (naming `what_was_expected`) and ErrorCode::io.
+ErrorCode error_code_of(const std::function<void()>& call, const std::string& what_was_expected);
 
 // A fresh temporary folder, removed with everything in it when the object dies.
 class TempDir {
