@@ -40,6 +40,9 @@ class HubServer : public testing::Test {
                R"({"metadata": {"total_size": 3000}, "weight_map": {
                    "x": "model-00001-of-00002.safetensors",
                    "y": "model-00002-of-00002.safetensors"}})");
+    // A header whose tensor shape needs 2 MiB but whose offsets span the 1 MiB file.
+    write_file(repos_ / "org/hostile/model.safetensors",
+               safetensors_file({{"w", "U8", {2 << 20}, std::string(1 << 20, 'x')}}));
     write_file(repos_ / "org/big/model.safetensors",
                safetensors_file({{"w", "U8", {24 << 20}, pattern(24 << 20, 13)}}));
     start();
@@ -171,6 +174,14 @@ TEST_F(HubServer, AnIndexLargerThanMaxHeaderBytesIsRefusedBeforeItIsDownloaded) 
   EXPECT_TRUE(fs::is_empty(cache() / "models--org--sharded" / "blobs", ec) || ec);
 }
 
+TEST_F(HubServer, AShardALoadWouldRefuseIsProbedByRangesAndNeverDownloaded) {
+  EXPECT_EQ(error_of(WeightSource::hugging_face("org/hostile", "model.safetensors"), config()),
+            ErrorCode::invalid_format);
+  std::error_code ec;
+  EXPECT_TRUE(fs::is_empty(cache() / "models--org--hostile" / "blobs", ec) || ec)
+      << "the refused shard (or a partial download of it) landed in the Hub cache";
+}
+
 TEST_F(HubServer, CachingOffReadsByRangesAndWritesNoCache) {
   auto source = WeightSource::hugging_face("org/tiny", "model.safetensors");
   EXPECT_EQ(hash_of(source, "w", config(false)), local_hash("org/tiny/model.safetensors", "w"));
@@ -220,7 +231,9 @@ TEST_F(HubServer, TwoProcessesDownloadTheSameFileOnce) {
   const std::string want = local_hash("org/big/model.safetensors", "w");
   for (const char* out : {"one", "two"})
     EXPECT_EQ(json::parse(read_file(home_ / out))["tensors"]["w"]["sha256"], want) << out;
-  EXPECT_EQ(stats()["cdn_gets"]["org/big/model.safetensors"], 1);
+  // One download, in ranged pieces after the probe's header read: each byte served once.
+  EXPECT_EQ(stats()["cdn_bytes"]["org/big/model.safetensors"],
+            fs::file_size(repos_ / "org/big/model.safetensors"));
 }
 
 TEST_F(HubServer, CliReadsWholeRepos) {

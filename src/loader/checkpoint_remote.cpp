@@ -146,9 +146,24 @@ RemoteShards resolve_s3(const S3Source& source, std::shared_ptr<const RemoteCont
 constexpr const char* kRepoWeightFiles[] = {"model.safetensors.index.json", "model.safetensors",
                                             "pytorch_model.bin.index.json", "pytorch_model.bin"};
 
+// A Hub file as a shard, probed by ranges (files beside it read by ranges too) before it is
+// downloaded into the Hub cache.
+ShardLocation hub_shard(const std::shared_ptr<HubClient>& hub, const std::string& revision,
+                        const std::string& path, ReadMode read_mode, const ShardParsing& parsing) {
+  const std::string folder =
+      path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
+  SiblingOpener ranged = [hub, revision, folder](std::string_view relative) {
+    const std::string sibling =
+        folder + confined_relative_path(relative, hub->describe(revision, folder));
+    return hub->open_ranged(revision, sibling);
+  };
+  return hub->shard(revision, path, read_mode, header_probe(parsing, std::move(ranged)));
+}
+
 RemoteShards resolve_hub(const HuggingFaceSource& source,
-                         std::shared_ptr<const RemoteContext> remote, const Limits& limits,
+                         std::shared_ptr<const RemoteContext> remote, const ShardParsing& parsing,
                          ReadMode read_mode) {
+  const Limits& limits = parsing.limits;
   auto hub =
       std::make_shared<HubClient>(remote, hub_settings_from_env(source.cache_dir), source.repo_id);
   std::string revision = source.revision.value_or("main");
@@ -173,7 +188,7 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
   if (!hub->offline()) revision = hub->commit(revision, path);
   RemoteShards out;
   if (!path.ends_with(".index.json")) {
-    out.shards.push_back(hub->shard(revision, path, read_mode));
+    out.shards.push_back(hub_shard(hub, revision, path, read_mode, parsing));
     return out;
   }
   auto bytes = hub->read_small(revision, path, limits.max_header_bytes);
@@ -181,8 +196,9 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
   const std::string folder =
       path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
   for (const auto& name : index.shards)
-    out.shards.push_back(hub->shard(
-        revision, folder + confined_relative_path(name, hub->describe(revision, path)), read_mode));
+    out.shards.push_back(hub_shard(
+        hub, revision, folder + confined_relative_path(name, hub->describe(revision, path)),
+        read_mode, parsing));
   out.weight_map = std::move(index.weight_map);
   out.metadata = std::move(index.metadata);
   return out;
@@ -197,7 +213,7 @@ RemoteShards resolve_remote_shards(const WeightSource& source,
   if (const auto* url = std::get_if<UrlSource>(&source.location))
     return resolve_url(*url, std::move(remote), parsing, read_mode);
   if (const auto* hub = std::get_if<HuggingFaceSource>(&source.location))
-    return resolve_hub(*hub, std::move(remote), limits, read_mode);
+    return resolve_hub(*hub, std::move(remote), parsing, read_mode);
   if (const auto* s3 = std::get_if<S3Source>(&source.location))
     return resolve_s3(*s3, std::move(remote), parsing, read_mode);
   throw Error(ErrorCode::unsupported, "this source kind is not supported by this build yet",

@@ -7,7 +7,7 @@
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
 #include "remote/http_byte_source.hpp"
-#include "remote/prefix_source.hpp"
+#include "remote/probed_download.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
@@ -30,28 +30,6 @@ class LeasedSource final : public ByteSource {
   CacheLease lease_;
 };
 
-// Streams the whole object to `sink`, starting with the `prefix` already read: concurrent
-// ranges when the server honours Range.
-void download_object(const RemoteContext& remote, const HttpTarget& target,
-                     const HttpObjectInfo& info, std::span<const std::byte> prefix,
-                     const ByteSink& sink) {
-  if (!prefix.empty()) sink(prefix);
-  const uint64_t start = prefix.size();
-  if (!info.ranges || start == info.size) {
-    http_stream(*remote.http, target, info, start, info.size - start, sink, nullptr);
-    return;
-  }
-  auto source = open_http_source(remote.http, target, info, remote.reads);
-  const uint64_t piece = std::max<uint64_t>(
-      remote.reads.chunk_bytes * static_cast<uint64_t>(std::max(remote.reads.concurrency, 1)), 1);
-  std::vector<std::byte> buffer(std::min(piece, info.size - start));
-  for (uint64_t offset = start; offset < info.size; offset += buffer.size()) {
-    const uint64_t n = std::min<uint64_t>(buffer.size(), info.size - offset);
-    source->read_at(offset, std::span(buffer.data(), n));
-    sink(std::span<const std::byte>(buffer.data(), n));
-  }
-}
-
 }  // namespace
 
 CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
@@ -70,16 +48,7 @@ CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
     progress = [&](uint64_t done) { remote.progress({target.name, done, info.size}); };
   return remote.objects->fetch(
       url, target.name, info,
-      [&](const ByteSink& sink) {
-        std::vector<std::byte> prefix;
-        if (probe) {
-          auto ranged = std::make_shared<PrefixSource>(
-              open_http_source(remote.http, target, info, remote.reads));
-          probe(ranged);
-          prefix = ranged->take_prefix();
-        }
-        download_object(remote, target, info, prefix, sink);
-      },
+      [&](const ByteSink& sink) { probe_and_download(remote, target, info, probe, sink); },
       progress);
 }
 

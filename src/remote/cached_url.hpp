@@ -12,12 +12,10 @@
 
 #include "ballast/config.hpp"
 #include "loader/checkpoint.hpp"
+#include "remote/object_probe.hpp"
 #include "remote/remote_context.hpp"
 
 namespace ballast {
-
-// Checks an object, read by ranges, before it is downloaded whole; throws to refuse it.
-using ObjectProbe = std::function<void(std::shared_ptr<ByteSource> ranged)>;
 
 // The object `target` names (a URL, or a signed S3 object), keyed by its URL: its cached blob,
 // downloaded (after `probe`, when given) if needed.

@@ -5,6 +5,8 @@
 
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "remote/http_byte_source.hpp"
+#include "remote/probed_download.hpp"
 #include "remote/url.hpp"
 
 namespace ballast {
@@ -130,7 +132,8 @@ std::string HubClient::commit(const std::string& revision, const std::string& pa
 }
 
 std::filesystem::path HubClient::download(const std::string& revision, const std::string& path,
-                                          std::optional<uint64_t> max_bytes) const {
+                                          std::optional<uint64_t> max_bytes,
+                                          const ObjectProbe& probe) const {
   const std::string where = describe(revision, path);
   const std::optional<HubFileInfo> resolved = resolve(revision, path);
   if (!resolved) {
@@ -150,16 +153,16 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
   std::optional<std::string> sha256;
   if (remote_->integrity_checks && is_sha256(info.etag)) sha256 = info.etag;
   const HttpTarget target = make_http_target(url(info.commit, path), auth_headers());
-  HttpObjectInfo object{.size = info.size};
   try {
+    // The file as its host (the CDN after the Hub's redirect) states it: Range support and
+    // ETag, for the probe's reads and the download.
+    const HttpObjectInfo object = http_stat(*remote_->http, target);
     std::function<void(uint64_t)> progress;
     if (remote_->progress)
       progress = [&](uint64_t done) { remote_->progress({where, done, info.size}); };
     return cache_.store(
         info.commit, path, info.etag, info.size, sha256,
-        [&](const ByteSink& sink) {
-          http_stream(*remote_->http, target, object, 0, info.size, sink, nullptr);
-        },
+        [&](const ByteSink& sink) { probe_and_download(*remote_, target, object, probe, sink); },
         progress);
   } catch (Error& e) {
     e.with_source(where);
@@ -177,13 +180,19 @@ std::vector<std::byte> HubClient::read_small(const std::string& revision, const 
                         max_bytes);
 }
 
+std::shared_ptr<ByteSource> HubClient::open_ranged(const std::string& revision,
+                                                   const std::string& path) const {
+  return open_http_source(remote_->http, make_http_target(url(revision, path), auth_headers()),
+                          remote_->reads);
+}
+
 ShardLocation HubClient::shard(const std::string& revision, const std::string& path,
-                               ReadMode read_mode) const {
+                               ReadMode read_mode, ObjectProbe probe) const {
   auto self = shared_from_this();
   const std::string folder =
       path.find('/') == std::string::npos ? std::string() : path.substr(0, path.rfind('/') + 1);
   return {
-      describe(revision, path), [self, revision, path, folder, read_mode] {
+      describe(revision, path), [self, revision, path, folder, read_mode, probe] {
         // Files beside this one (ONNX external data) come from the same repo and revision.
         SiblingOpener siblings = [self, revision, folder, read_mode](std::string_view rel) {
           std::string sibling =
@@ -191,13 +200,10 @@ ShardLocation HubClient::shard(const std::string& revision, const std::string& p
           return self->shard(revision, sibling, read_mode).open().bytes;
         };
         if (self->remote_->caching || self->settings_.offline) {
-          auto file = self->download(revision, path);
+          auto file = self->download(revision, path, std::nullopt, probe);
           return ShardInput{open_file_source(file, file_open_options(read_mode)), siblings, file};
         }
-        auto bytes = open_http_source(
-            self->remote_->http, make_http_target(self->url(revision, path), self->auth_headers()),
-            self->remote_->reads);
-        return ShardInput{bytes, siblings, {}};
+        return ShardInput{self->open_ranged(revision, path), siblings, {}};
       }};
 }
 

@@ -16,6 +16,7 @@
 #include "loader/checkpoint.hpp"
 #include "remote/hub_cache.hpp"
 #include "remote/hub_settings.hpp"
+#include "remote/object_probe.hpp"
 #include "remote/remote_context.hpp"
 
 namespace ballast {
@@ -43,15 +44,21 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
   // offline or answered from the cache: refs/).
   std::string commit(const std::string& revision, const std::string& path) const;
   // The file in the local cache, downloaded if needed. A file the Hub states to be larger than
-  // `max_bytes` is refused (limit_exceeded) before any of it is downloaded.
+  // `max_bytes` is refused (limit_exceeded) before any of it is downloaded; so is one that
+  // `probe` (given ranged reads of the file) refuses.
   std::filesystem::path download(const std::string& revision, const std::string& path,
-                                 std::optional<uint64_t> max_bytes = std::nullopt) const;
+                                 std::optional<uint64_t> max_bytes = std::nullopt,
+                                 const ObjectProbe& probe = {}) const;
   // The whole bytes of a small file (an index), through the cache when caching is on.
   std::vector<std::byte> read_small(const std::string& revision, const std::string& path,
                                     uint64_t max_bytes) const;
-  // A shard: cached file (caching on or offline) or ranged reads (caching off).
-  ShardLocation shard(const std::string& revision, const std::string& path,
-                      ReadMode read_mode) const;
+  // Ranged reads of the file straight from the Hub (no cache).
+  std::shared_ptr<ByteSource> open_ranged(const std::string& revision,
+                                          const std::string& path) const;
+  // A shard: cached file (caching on or offline; downloaded after `probe`, when given) or
+  // ranged reads (caching off).
+  ShardLocation shard(const std::string& revision, const std::string& path, ReadMode read_mode,
+                      ObjectProbe probe = {}) const;
 
  private:
   HttpHeaders auth_headers() const;

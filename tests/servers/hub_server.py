@@ -14,7 +14,7 @@ A revision is a branch name or a branch's commit (sha1 of the repo id for main, 
 "<org>/<name>@<branch>" otherwise). Errors carry X-Error-Code as the Hub's do (RepoNotFound,
 RevisionNotFound, EntryNotFound, GatedRepo). Repos of org "gated" answer 401 without
 "Authorization: Bearer hf_test_token". Repo "org/corrupt" states a wrong sha256. GET /stats:
-CDN downloads per file, the Authorization headers the CDN saw, and every Hub request.
+CDN GETs and body bytes served per file, the Authorization headers the CDN saw, and every Hub request.
 With HUB_CDN_URL set, LFS redirects go to {HUB_CDN_URL}/<folder>/<path> instead (the
 benchmark's nginx serving the same folder). Each LFS file's sha256 is computed once per
 (size, mtime).
@@ -33,6 +33,7 @@ FOLDER = sys.argv[1]
 CDN_URL = os.environ.get("HUB_CDN_URL")
 LOCK = threading.Lock()
 CDN_GETS = {}
+CDN_BYTES = {}
 CDN_AUTH = []
 HUB_REQUESTS = []
 
@@ -112,9 +113,11 @@ class Base(BaseHTTPRequestHandler):
             body = data[first:last + 1]
             headers["Content-Range"] = f"bytes {first}-{last}/{len(data)}"
             headers["Content-Length"] = str(len(body))
-            return self.send(206, headers, body)
+            self.send(206, headers, body)
+            return len(body)
         headers["Content-Length"] = str(len(data))
         self.send(200, headers, data, head)
+        return 0 if head else len(data)
 
     def do_HEAD(self):
         self.serve(True)
@@ -127,7 +130,8 @@ class Hub(Base):
     def serve(self, head):
         raw_path = urllib.parse.urlsplit(self.path).path
         if raw_path == "/stats":
-            return self.send_json({"cdn_gets": CDN_GETS, "cdn_auth": CDN_AUTH,
+            return self.send_json({"cdn_gets": CDN_GETS, "cdn_bytes": CDN_BYTES,
+                                   "cdn_auth": CDN_AUTH,
                                    "hub_requests": HUB_REQUESTS}, head)
         with LOCK:
             HUB_REQUESTS.append(f"{self.command} {self.path}")
@@ -201,7 +205,9 @@ class Cdn(Base):
             return self.send(404, {"Content-Length": "0"})
         with open(full, "rb") as f:
             data = f.read()
-        self.serve_bytes(data, {"ETag": '"cdn"'}, head)
+        sent = self.serve_bytes(data, {"ETag": '"cdn"'}, head)
+        with LOCK:
+            CDN_BYTES[file] = CDN_BYTES.get(file, 0) + sent
 
 
 class QuietServer(ThreadingHTTPServer):

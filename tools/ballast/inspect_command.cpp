@@ -1,6 +1,13 @@
 // `ballast inspect SOURCE [--json]`: the tensors, totals and metadata of a checkpoint.
+//
+// Output is written as it is produced, never as one JSON tree: a checkpoint's metadata can
+// hold arrays of millions of elements (GGUF tokenizer tables) and its index hundreds of
+// thousands of tensors, and a tree of those costs tens of times the file's size (issue 30).
+// --json splices the library's metadata text in as it is; the table parses it keeping only
+// what it shows.
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,23 +23,66 @@ struct InspectOptions {
   bool json = false;
 };
 
-// Long arrays are summarised in the table; --json prints everything.
+constexpr size_t kMaxItems = 8;    // arrays longer than this are summarised in the table
+constexpr size_t kShownItems = 3;  // ... by their first few items
+constexpr size_t kMaxChars = 120;  // longer values are cut
+constexpr char kItemsKey[] =
+    "\x1f"
+    "items";  // marks an array summarised while parsing
+
 std::string summarize(const nlohmann::json& value) {
-  constexpr size_t kMaxItems = 8;
-  if (value.is_array() && value.size() > kMaxItems) {
+  if (value.is_object() && value.contains(kItemsKey)) {
     std::string head;
-    for (size_t i = 0; i < 3; ++i) head += summarize(value[i]) + ", ";
-    return fmt::format("[{} items: {}...]", value.size(), head);
+    for (const auto& item : value["head"]) head += summarize(item) + ", ";
+    return fmt::format("[{} items: {}...]", value[kItemsKey].get<uint64_t>(), head);
   }
   std::string text = value.is_string() ? value.get<std::string>() : json_text(value, -1);
-  constexpr size_t kMaxChars = 120;
   if (text.size() > kMaxChars)
     text = text.substr(0, kMaxChars) + fmt::format("... ({} chars)", text.size());
   return text;
 }
 
-void print_table(const std::string& source, const WeightMetadata& meta,
-                 const nlohmann::json& extra) {
+// Parses metadata JSON keeping only what the table shows: the elements of an array past
+// kMaxItems are dropped as they are read (only counted), and an array that had more becomes
+// {kItemsKey: count, "head": first kShownItems}. Memory stays a few values per array.
+nlohmann::json parse_for_table(const std::string& text) {
+  using Event = nlohmann::json::parse_event_t;
+  struct Frame {
+    bool is_array;
+    uint64_t count;
+  };
+  std::vector<Frame> open;
+  auto keep_element = [&open] {
+    return open.empty() || !open.back().is_array || ++open.back().count <= kMaxItems;
+  };
+  auto callback = [&](int, Event event, nlohmann::json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start: {
+        const bool keep = keep_element();
+        open.push_back({event == Event::array_start, 0});
+        return keep;
+      }
+      case Event::value: return keep_element();
+      case Event::object_end: open.pop_back(); return true;
+      case Event::array_end: {
+        const uint64_t count = open.back().count;
+        open.pop_back();
+        if (count > kMaxItems) {
+          nlohmann::json head = nlohmann::json::array();
+          for (size_t i = 0; i < kShownItems; ++i) head.push_back(std::move(parsed[i]));
+          parsed = {{kItemsKey, count}, {"head", std::move(head)}};
+        }
+        return true;
+      }
+      case Event::key: return true;
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, callback);
+}
+
+void print_table(const std::string& source, const WeightMetadata& meta) {
   size_t name_width = 4;
   for (const auto& [name, info] : meta.tensors) name_width = std::max(name_width, name.size());
   fmt::print("{}  ({})\n\n", source, to_string(meta.format));
@@ -42,29 +92,37 @@ void print_table(const std::string& source, const WeightMetadata& meta,
                shape_text(info.shape), human_bytes(info.nbytes));
   fmt::print("\n{} tensors, {} ({} bytes)\n", meta.tensors.size(),
              human_bytes(meta.total_size_bytes), meta.total_size_bytes);
+  const nlohmann::json extra = parse_for_table(meta.extra);
   if (!extra.empty()) {
     fmt::print("\nmetadata:\n");
-    for (auto& [key, value] : extra.items()) fmt::print("  {}: {}\n", key, summarize(value));
+    for (const auto& [key, value] : extra.items()) fmt::print("  {}: {}\n", key, summarize(value));
   }
+}
+
+// One JSON object, written field by field; "metadata" is the library's JSON text as it is.
+void print_json(const std::string& source, const WeightMetadata& meta) {
+  std::string out = fmt::format("{{\n  \"source\": {},\n  \"format\": {},\n", json_text(source, -1),
+                                json_text(to_string(meta.format), -1));
+  out += fmt::format("  \"total_size_bytes\": {},\n  \"tensors\": [", meta.total_size_bytes);
+  const char* separator = "\n    ";
+  for (const auto& [name, info] : meta.tensors) {
+    out += separator;
+    out += json_text({{"name", name},
+                      {"dtype", dtype_name(info.dtype)},
+                      {"shape", info.shape},
+                      {"nbytes", info.nbytes}},
+                     -1);
+    separator = ",\n    ";
+  }
+  out += meta.tensors.empty() ? "],\n" : "\n  ],\n";
+  std::cout << out << "  \"metadata\": " << meta.extra << "\n}\n";
 }
 
 void run(const InspectOptions& options) {
   auto loader = create_weight_loader(loader_config(options.source));
-  WeightMetadata meta = loader->get_metadata(parse_source(options.source));
-  nlohmann::json extra = nlohmann::json::parse(meta.extra);
-  if (!options.json) return print_table(source_text(options.source), meta, extra);
-  nlohmann::json out;
-  out["source"] = source_text(options.source);
-  out["format"] = to_string(meta.format);
-  out["total_size_bytes"] = meta.total_size_bytes;
-  out["tensors"] = nlohmann::json::array();
-  for (const auto& [name, info] : meta.tensors)
-    out["tensors"].push_back({{"name", name},
-                              {"dtype", dtype_name(info.dtype)},
-                              {"shape", info.shape},
-                              {"nbytes", info.nbytes}});
-  out["metadata"] = extra;
-  std::cout << json_text(out) << "\n";
+  const WeightMetadata meta = loader->get_metadata(parse_source(options.source));
+  if (options.json) return print_json(source_text(options.source), meta);
+  print_table(source_text(options.source), meta);
 }
 
 }  // namespace
