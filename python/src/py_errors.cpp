@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 
 #include "ballast/error.hpp"
+#include "py_text.hpp"
 
 namespace nb = nanobind;
 
@@ -14,15 +15,15 @@ namespace {
 
 nb::object optional_text(const std::string& text) {
   if (text.empty()) return nb::none();
-  return nb::str(text.c_str(), text.size());
+  return decoded(text);
 }
 
 void raise(const Error& e) {
   const ErrorContext& c = e.context();
   nb::object make = nb::module_::import_("ballast._errors").attr("_from_native");
   nb::object offset = c.offset ? nb::cast(*c.offset) : nb::none();
-  nb::object exc = make(std::string(error_code_name(e.code())), std::string(e.what()),
-                        e.message(), optional_text(c.source), optional_text(c.tensor), offset,
+  nb::object exc = make(std::string(error_code_name(e.code())), decoded(e.what()),
+                        decoded(e.message()), optional_text(c.source), optional_text(c.tensor), offset,
                         optional_text(c.expected), optional_text(c.actual));
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
 }

@@ -15,6 +15,7 @@
 #include "py_config.hpp"
 #include "py_source.hpp"
 #include "py_stream.hpp"
+#include "py_text.hpp"
 #include "py_tensor.hpp"
 
 namespace nb = nanobind;
@@ -62,7 +63,7 @@ nb::dict metadata_dict(const WeightMetadata& m) {
   for (const auto& [name, info] : m.tensors) {
     nb::list shape;
     for (int64_t d : info.shape) shape.append(d);
-    tensors[nb::str(name.c_str(), name.size())] =
+    tensors[decoded(name)] =
         nb::make_tuple(std::string(dtype_name(info.dtype)), nb::tuple(shape), info.nbytes);
   }
   nb::list dtypes;
@@ -122,7 +123,7 @@ class PyLoader {
     return out;
   }
 
-  std::map<std::string, PyTensor> load_checkpoint(nb::handle source,
+  nb::dict load_checkpoint(nb::handle source,
                                                   std::vector<std::string> patterns,
                                                   const std::string& transformations) {
     WeightSource s = to_source(source);
@@ -132,8 +133,8 @@ class PyLoader {
       nb::gil_scoped_release release;
       loaded = loader_->load_checkpoint(std::move(s), std::move(patterns), std::move(steps));
     }
-    std::map<std::string, PyTensor> out;
-    for (auto& [name, t] : loaded) out.emplace(name, PyTensor{std::move(t)});
+    nb::dict out;
+    for (auto& [name, t] : loaded) out[decoded(name)] = PyTensor{std::move(t)};
     return out;
   }
 

@@ -10,11 +10,10 @@
 #include <thread>
 #include <utility>
 
-#include <nanobind/stl/pair.h>
-#include <nanobind/stl/string.h>
 
 #include "ballast/error.hpp"
 #include "py_tensor.hpp"
+#include "py_text.hpp"
 
 namespace nb = nanobind;
 
@@ -59,7 +58,7 @@ class TensorStream {
 
   // The GIL is let go before the lock is taken, so that no thread holds the lock while it
   // waits for the GIL.
-  std::pair<std::string, PyTensor> next() {
+  nb::tuple next() {
     std::optional<std::pair<std::string, TensorRef>> item;
     std::exception_ptr error;
     {
@@ -73,7 +72,7 @@ class TensorStream {
         error = std::exchange(error_, nullptr);
       }
     }
-    if (item) return {std::move(item->first), PyTensor{std::move(item->second)}};
+    if (item) return nb::make_tuple(decoded(item->first), PyTensor{std::move(item->second)});
     if (error) std::rethrow_exception(error);
     throw nb::stop_iteration();
   }

@@ -7,11 +7,11 @@
 #include <string>
 
 #include <nanobind/ndarray.h>
-#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "ballast/error.hpp"
+#include "py_text.hpp"
 
 namespace nb = nanobind;
 namespace dl = nb::dlpack;
@@ -123,7 +123,8 @@ std::string storage_name(const Tensor& t) {
 std::string repr(const Tensor& t) {
   std::string shape;
   for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-  return "ballast.Tensor(name='" + t.name() + "', dtype='" + std::string(dtype_name(t.dtype())) +
+  return "ballast.Tensor(name=" + nb::cast<std::string>(nb::repr(decoded(t.name()))) +
+         ", dtype='" + std::string(dtype_name(t.dtype())) +
          "', shape=(" + shape + (t.shape().size() == 1 ? ",)" : ")") + ", storage='" +
          storage_name(t) + "')";
 }
@@ -134,7 +135,7 @@ void bind_tensor(nb::module_& m) {
   nb::class_<PyTensor>(m, "Tensor", nb::type_slots(tensor_slots),
                        "A loaded tensor: zero-copy into torch and numpy through DLPack.")
       .def_prop_ro(
-          "name", [](const PyTensor& t) { return t.ref->name(); }, "The tensor's name.")
+          "name", [](const PyTensor& t) { return decoded(t.ref->name()); }, "The tensor's name.")
       .def_prop_ro(
           "dtype", [](const PyTensor& t) { return std::string(dtype_name(t.ref->dtype())); },
           "ballast's dtype name: 'f32', 'bf16', 'f8_e4m3', 'q4_k', ...")
@@ -156,9 +157,9 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro(
           "storage",
           [](const PyTensor& t) { return storage_name(*t.ref); },
-          "Who holds the bytes: 'mapped_file' (a view of the file, no copy), 'host_buffer' "
-          "(ballast's own buffer), 'caller_memory' (the bytes object it was loaded from) or "
-          "'device_buffer'.")
+          "Who holds the bytes: 'mapped_file' (a view of the mapped file or of the bytes object "
+          "it was loaded from, no copy), 'host_buffer' (ballast's own buffer), "
+          "'caller_memory' or 'device_buffer'.")
       .def_prop_ro(
           "readonly", [](const PyTensor& t) { return !writable(*t.ref); },
           "True when views must not be written: a mapped file, or the caller's memory.")
@@ -168,8 +169,8 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro(
           "parts",
           [](const PyTensor& t) {
-            std::map<std::string, PyTensor> parts;
-            for (const auto& [name, part] : t.ref->parts()) parts.emplace(name, PyTensor{part});
+            nb::dict parts;
+            for (const auto& [name, part] : t.ref->parts()) parts[decoded(name)] = PyTensor{part};
             return parts;
           },
           "The named parts of a quantized bundle ('qweight', 'scales', ...); empty otherwise.")
