@@ -81,11 +81,35 @@ def convert(tensor: Any, framework: str, device: Any = "cpu") -> Any:
     return result if device in ("cpu", None) else result.to(device)
 
 
+def safetensors_header(source: Any) -> Optional[Dict[str, Any]]:
+    """The JSON header of a safetensors file (a local path or bytes), or None for other
+    sources. Call it only on a source that ballast has already checked."""
+    try:
+        if isinstance(source, str):
+            with open(source, "rb") as f:
+                (length,) = struct.unpack("<Q", f.read(8))
+                return json.loads(f.read(length))
+        view = memoryview(source)
+        (length,) = struct.unpack("<Q", view[:8])
+        return json.loads(bytes(view[8:8 + length]))
+    except (OSError, TypeError, ValueError, struct.error):
+        return None
+
+
+def offset_order(header: Dict[str, Any]) -> List[str]:
+    """The tensor names of a safetensors header in the order of their bytes."""
+    return [k for _, k in sorted((v["data_offsets"], k) for k, v in header.items()
+                                 if k != "__metadata__")]
+
+
 def load_all(source: Any, framework: str, device: Any = "cpu",
              what: str = "Error while deserializing header") -> Dict[str, Any]:
-    """Every tensor of `source`, loaded concurrently, {name: tensor} sorted by name."""
+    """Every tensor of `source`, loaded concurrently, {name: tensor} in the order of their
+    bytes (as the package returns them; by name for other formats)."""
     loaded = call(loader().load_checkpoint, source, what=what)
-    return {name: convert(loaded[name], framework, device) for name in sorted(loaded)}
+    header = safetensors_header(source) if len(loaded) > 1 else None
+    names = offset_order(header) if header is not None else sorted(loaded)
+    return {name: convert(loaded[name], framework, device) for name in names}
 
 
 class safe_open:
@@ -125,12 +149,8 @@ class safe_open:
         return self._meta
 
     def _safetensors_header(self) -> Optional[Dict[str, Any]]:
-        """The JSON header of a local safetensors file (its metadata and tensor order)."""
-        if self._header is None and self._open_meta().format == "safetensors" and isinstance(
-                self._source, str) and os.path.isfile(self._source):
-            with open(self._source, "rb") as f:
-                (length,) = struct.unpack("<Q", f.read(8))
-                self._header = json.loads(f.read(length))
+        if self._header is None and self._open_meta().format == "safetensors":
+            self._header = safetensors_header(self._source)
         return self._header
 
     def keys(self) -> List[str]:
@@ -140,10 +160,7 @@ class safe_open:
     def offset_keys(self) -> List[str]:
         """The names of the tensors in the file, in the order of their bytes."""
         header = self._safetensors_header()
-        if header is None:
-            return self.keys()
-        tensors = [(v["data_offsets"], k) for k, v in header.items() if k != "__metadata__"]
-        return [k for _, k in sorted(tensors)]
+        return self.keys() if header is None else offset_order(header)
 
     def metadata(self) -> Optional[Dict[str, str]]:
         """The free-form text metadata of the header (``__metadata__``), or None."""

@@ -17,7 +17,8 @@ def _specs(tensor_dict: Dict[str, np.ndarray], keep_alive: List) -> Dict[str, Te
         if array.dtype.byteorder == ">" or (array.dtype.byteorder == "=" and
                                              sys.byteorder == "big"):
             array = array.byteswap().view(array.dtype.newbyteorder("<"))
-        array = np.ascontiguousarray(array)
+        if not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array)
         keep_alive.append(array)
         specs[name] = TensorSpec(dtype=array.dtype.name, shape=array.shape,
                                  data_ptr=array.ctypes.data, data_len=array.nbytes)
