@@ -13,7 +13,9 @@ _NO_NUMPY = {"bf16", "f8_e4m3", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz", "f8_e8m
 _TORCH_FP8 = {"f8_e4m3": "float8_e4m3fn", "f8_e5m2": "float8_e5m2",
               "f8_e4m3fnuz": "float8_e4m3fnuz", "f8_e5m2fnuz": "float8_e5m2fnuz",
               "f8_e8m0": "float8_e8m0fnu"}
-_TORCH_UNSIGNED = {"u16": "uint16", "u32": "uint32", "u64": "uint64"}
+# Taken as a byte view: torch before 2.3 lacks the unsigned types, and before 2.x reads no
+# DLPack bool.
+_TORCH_BYTE_VIEWS = {"u16": "uint16", "u32": "uint32", "u64": "uint64", "bool": "bool"}
 
 FRAMEWORKS = ("pt", "torch", "np", "numpy")
 
@@ -42,7 +44,7 @@ def to_torch(tensor: Any) -> Any:
     """A torch tensor viewing `tensor`."""
     import torch
 
-    name = _TORCH_FP8.get(tensor.dtype) or _TORCH_UNSIGNED.get(tensor.dtype)
+    name = _TORCH_FP8.get(tensor.dtype) or _TORCH_BYTE_VIEWS.get(tensor.dtype)
     if name is None:
         return torch.utils.dlpack.from_dlpack(tensor.__dlpack__())
     torch_dtype = getattr(torch, name, None)

@@ -11,6 +11,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from .._errors import Error, SourceNotFoundError, TensorNotFoundError
+from .._frameworks import to_torch
 from .._loader import Loader, Metadata
 from .._spec import Slice
 from ._format import BALLAST_NAMES, FRAMEWORK_NAMES, SafetensorError
@@ -53,9 +54,8 @@ def framework_of(framework: Any) -> str:
 
 
 def convert(tensor: Any, framework: str, device: Any = "cpu") -> Any:
-    """A writable framework tensor viewing ballast's buffer; dtypes the framework lacks fail
-    as they do with the package (numpy: TypeError for bf16 without ml_dtypes,
-    AttributeError for fp8)."""
+    """A writable framework tensor viewing ballast's buffer. numpy's missing dtypes fail as
+    with the package (TypeError for bf16 without ml_dtypes, AttributeError for fp8)."""
     code = _CODE_OF[tensor.dtype]
     if framework == "np":
         import numpy
@@ -67,17 +67,7 @@ def convert(tensor: Any, framework: str, device: Any = "cpu") -> Any:
         else:
             return numpy.from_dlpack(tensor)
         return numpy.from_dlpack(tensor.raw()).view(dtype).reshape(tensor.shape)
-    import torch
-
-    if code.startswith("F8") or code == "F4" or code in ("U16", "U32", "U64"):
-        dtype = getattr(torch, FRAMEWORK_NAMES[code])
-        shape = list(tensor.shape)
-        if code == "F4" and shape:
-            shape[-1] //= 2
-        result = torch.utils.dlpack.from_dlpack(tensor.raw().__dlpack__()).view(dtype)
-        result = result.reshape(shape)
-    else:
-        result = torch.utils.dlpack.from_dlpack(tensor.__dlpack__())
+    result = to_torch(tensor)
     return result if device in ("cpu", None) else result.to(device)
 
 
