@@ -19,7 +19,7 @@ template <typename T>
 using Setter = std::function<void(T&, nb::handle)>;
 
 template <typename T, typename Field>
-std::pair<const std::string, Setter<T>> field(const char* name, Field T::* member) {
+std::pair<const std::string, Setter<T>> field(const char* name, Field T::*member) {
   return {name, [name, member](T& target, nb::handle value) {
             Field converted;
             if (!nb::try_cast(value, converted))
@@ -37,9 +37,8 @@ void apply(T& target, const nb::dict& options, const std::map<std::string, Sette
     auto name = nb::cast<std::string>(key);
     auto it = setters.find(name);
     if (it == setters.end())
-      throw nb::type_error((std::string(what) + " got an unexpected keyword argument '" + name +
-                            "'")
-                               .c_str());
+      throw nb::type_error(
+          (std::string(what) + " got an unexpected keyword argument '" + name + "'").c_str());
     it->second(target, value);
   }
 }
@@ -58,8 +57,8 @@ Limits to_limits(nb::handle value) {
 ReadMode to_read_mode(nb::handle value) {
   auto name = nb::cast<std::string>(value);
   if (name == "auto") return ReadMode::automatic;
-  for (ReadMode mode : {ReadMode::automatic, ReadMode::mmap, ReadMode::read, ReadMode::io_uring,
-                        ReadMode::direct})
+  for (ReadMode mode :
+       {ReadMode::automatic, ReadMode::mmap, ReadMode::read, ReadMode::io_uring, ReadMode::direct})
     if (name == read_mode_name(mode)) return mode;
   throw nb::value_error(
       ("read_mode is 'auto', 'mmap', 'read', 'io_uring' or 'direct', not '" + name + "'").c_str());
@@ -101,8 +100,7 @@ WeightLoaderConfig to_config(const nb::dict& options) {
       field("default_headers", &C::default_headers),
       field("ca_bundle", &C::ca_bundle),
       field("verify_tls", &C::verify_tls),
-      {"on_download_progress",
-       [](C& c, nb::handle v) { c.on_download_progress = to_progress(v); }},
+      {"on_download_progress", [](C& c, nb::handle v) { c.on_download_progress = to_progress(v); }},
       {"read_mode", [](C& c, nb::handle v) { c.read_mode = to_read_mode(v); }},
       field("num_threads", &C::num_threads),
       field("alignment", &C::alignment),

@@ -23,8 +23,8 @@ void raise(const Error& e) {
   nb::object make = nb::module_::import_("ballast._errors").attr("_from_native");
   nb::object offset = c.offset ? nb::cast(*c.offset) : nb::none();
   nb::object exc = make(std::string(error_code_name(e.code())), decoded(e.what()),
-                        decoded(e.message()), optional_text(c.source), optional_text(c.tensor), offset,
-                        optional_text(c.expected), optional_text(c.actual));
+                        decoded(e.message()), optional_text(c.source), optional_text(c.tensor),
+                        offset, optional_text(c.expected), optional_text(c.actual));
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
 }
 

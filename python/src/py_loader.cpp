@@ -15,8 +15,8 @@
 #include "py_config.hpp"
 #include "py_source.hpp"
 #include "py_stream.hpp"
-#include "py_text.hpp"
 #include "py_tensor.hpp"
+#include "py_text.hpp"
 
 namespace nb = nanobind;
 
@@ -123,9 +123,8 @@ class PyLoader {
     return out;
   }
 
-  nb::dict load_checkpoint(nb::handle source,
-                                                  std::vector<std::string> patterns,
-                                                  const std::string& transformations) {
+  nb::dict load_checkpoint(nb::handle source, std::vector<std::string> patterns,
+                           const std::string& transformations) {
     WeightSource s = to_source(source);
     auto steps = parse_transformations(transformations);
     std::map<std::string, TensorRef> loaded;
@@ -175,8 +174,8 @@ void bind_loader(nb::module_& m) {
       .def(nb::init<const nb::dict&>(), nb::arg("options"))
       .def("load_tensor", &PyLoader::load_tensor, nb::arg("spec"))
       .def("load_tensors", &PyLoader::load_tensors, nb::arg("specs"))
-      .def("load_checkpoint", &PyLoader::load_checkpoint, nb::arg("source"),
-           nb::arg("patterns"), nb::arg("transformations"))
+      .def("load_checkpoint", &PyLoader::load_checkpoint, nb::arg("source"), nb::arg("patterns"),
+           nb::arg("transformations"))
       .def(
           "stream",
           [](nb::handle self, const nb::list& specs) {

@@ -38,8 +38,7 @@ MemorySource memory_of(nb::handle object) {
 WeightSource location_of(nb::handle object, std::optional<std::string> region,
                          std::optional<std::string> endpoint) {
   if (nb::isinstance<nb::str>(object))
-    return parse_source_uri(nb::cast<std::string>(object), std::move(region),
-                            std::move(endpoint));
+    return parse_source_uri(nb::cast<std::string>(object), std::move(region), std::move(endpoint));
   if (PyObject_CheckBuffer(object.ptr())) return WeightSource::memory(memory_of(object));
   throw nb::type_error(
       "a source is a path or URL string, os.PathLike, bytes-like object or ballast.Source");
@@ -55,7 +54,8 @@ WeightSource to_source(nb::handle object) {
   if (t.size() != 9) throw nb::type_error("a source tuple has 9 fields");
   WeightSource source = location_of(t[0], nb::cast<std::optional<std::string>>(t[6]),
                                     nb::cast<std::optional<std::string>>(t[7]));
-  if (auto format = nb::cast<std::optional<std::string>>(t[1])) source.format = parse_format(*format);
+  if (auto format = nb::cast<std::optional<std::string>>(t[1]))
+    source.format = parse_format(*format);
   if (auto tensor = nb::cast<std::optional<std::string>>(t[2])) {
     auto* file = std::get_if<FileSource>(&source.location);
     if (!file) throw Error(ErrorCode::invalid_argument, "tensor= applies only to local files");

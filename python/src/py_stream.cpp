@@ -10,7 +10,6 @@
 #include <thread>
 #include <utility>
 
-
 #include "ballast/error.hpp"
 #include "py_tensor.hpp"
 #include "py_text.hpp"
@@ -27,13 +26,13 @@ class TensorStream {
     worker_ = std::thread([this, &loader, specs = std::move(specs)]() mutable {
       std::exception_ptr error;
       try {
-        loader.load_tensors_streaming(std::move(specs), [this](const std::string& name,
-                                                               TensorRef tensor) {
-          std::lock_guard lock(mutex_);
-          if (stopped_) throw Error(ErrorCode::cancelled, "the iterator was closed");
-          queue_.emplace_back(name, std::move(tensor));
-          ready_.notify_one();
-        });
+        loader.load_tensors_streaming(
+            std::move(specs), [this](const std::string& name, TensorRef tensor) {
+              std::lock_guard lock(mutex_);
+              if (stopped_) throw Error(ErrorCode::cancelled, "the iterator was closed");
+              queue_.emplace_back(name, std::move(tensor));
+              ready_.notify_one();
+            });
       } catch (...) {
         error = std::current_exception();
       }

@@ -57,15 +57,16 @@ nb::object ndarray_of(const TensorRef& ref, dl::dtype dtype, std::vector<size_t>
   nb::capsule owner(new TensorRef(ref),
                     [](void* p) noexcept { delete static_cast<TensorRef*>(p); });
   const Device dev = ref->device();
-  const int device_type = dev.kind == Device::Kind::cpu    ? static_cast<int>(nb::device::cpu::value)
-                          : dev.kind == Device::Kind::cuda ? static_cast<int>(nb::device::cuda::value)
-                                                           : static_cast<int>(nb::device::rocm::value);
+  const int device_type = dev.kind == Device::Kind::cpu ? static_cast<int>(nb::device::cpu::value)
+                          : dev.kind == Device::Kind::cuda
+                              ? static_cast<int>(nb::device::cuda::value)
+                              : static_cast<int>(nb::device::rocm::value);
   void* data = const_cast<std::byte*>(ref->data());
   if (writable(*ref))
-    return nb::cast(nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr, dtype,
-                                  device_type, dev.index));
-  return nb::cast(nb::ndarray<nb::array_api, nb::ro>(data, shape.size(), shape.data(), owner, nullptr, dtype,
-                                      device_type, dev.index));
+    return nb::cast(nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr,
+                                               dtype, device_type, dev.index));
+  return nb::cast(nb::ndarray<nb::array_api, nb::ro>(data, shape.size(), shape.data(), owner,
+                                                     nullptr, dtype, device_type, dev.index));
 }
 
 [[noreturn]] void no_dlpack_type(const Tensor& t, std::string_view what) {
@@ -123,10 +124,9 @@ std::string storage_name(const Tensor& t) {
 std::string repr(const Tensor& t) {
   std::string shape;
   for (int64_t d : t.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-  return "ballast.Tensor(name=" + nb::cast<std::string>(nb::repr(decoded(t.name()))) +
-         ", dtype='" + std::string(dtype_name(t.dtype())) +
-         "', shape=(" + shape + (t.shape().size() == 1 ? ",)" : ")") + ", storage='" +
-         storage_name(t) + "')";
+  return "ballast.Tensor(name=" + nb::cast<std::string>(nb::repr(decoded(t.name()))) + ", dtype='" +
+         std::string(dtype_name(t.dtype())) + "', shape=(" + shape +
+         (t.shape().size() == 1 ? ",)" : ")") + ", storage='" + storage_name(t) + "')";
 }
 
 }  // namespace
@@ -155,8 +155,7 @@ void bind_tensor(nb::module_& m) {
           "device", [](const PyTensor& t) { return to_string(t.ref->device()); },
           "Where the bytes are: 'cpu', 'cuda:0', ...")
       .def_prop_ro(
-          "storage",
-          [](const PyTensor& t) { return storage_name(*t.ref); },
+          "storage", [](const PyTensor& t) { return storage_name(*t.ref); },
           "Who holds the bytes: 'mapped_file' (a view of the mapped file or of the bytes object "
           "it was loaded from, no copy), 'host_buffer' (ballast's own buffer), "
           "'caller_memory' or 'device_buffer'.")
