@@ -4,7 +4,9 @@
 # UndefinedBehaviorSanitizer, LeakSanitizer, warnings as errors, the libFuzzer targets) and run
 # through ctest under it every GoogleTest test, the Python suite (tests/python, pytest) and
 # every fuzz target for a short bounded run (BALLAST_FUZZ_SECONDS, 30 s each). Prints what each
-# phase cost. The long fuzz run is scripts/fuzz.sh; the concurrency tests under
+# phase cost. Before the build, the Python package is built (release, the C++ core included)
+# and installed into .venv with `pip install .`, as a user would; the Python suite imports
+# that one. The long fuzz run is scripts/fuzz.sh; the concurrency tests under
 # ThreadSanitizer are `ctest --preset tsan`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,9 @@ report() {
 trap report EXIT
 
 phase setup bash scripts/setup.sh
+# --no-build-isolation: the build uses .venv's hash-pinned scikit-build-core and nanobind.
+phase python .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation \
+  --no-deps .
 phase configure cmake --preset asan
 phase build cmake --build --preset asan -j "$(nproc)"
 phase test ctest --preset asan

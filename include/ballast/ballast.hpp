@@ -16,6 +16,7 @@
 #include "ballast/metadata.hpp"
 #include "ballast/parser.hpp"
 #include "ballast/source.hpp"
+#include "ballast/source_uri.hpp"
 #include "ballast/spec.hpp"
 #include "ballast/storage.hpp"
 #include "ballast/tensor.hpp"

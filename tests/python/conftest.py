@@ -65,3 +65,30 @@ def run_debian_python(program, *args, timeout=300):
     if result.returncode != 0:
         pytest.fail(f"{DEBIAN_PYTHON} failed:\n{result.stderr}")
     return result.stdout
+
+
+def import_ballast():
+    """The ballast Python package: the development build named by $BALLAST_PYTHONPATH (ctest
+    sets it for a tree configured with -DBALLAST_PYTHON=ON), else the one `pip install .`
+    put into the virtual environment. Fails (CI) or skips (elsewhere) when there is none."""
+    import importlib
+    import sys
+
+    extra = os.environ.get("BALLAST_PYTHONPATH")
+    if extra and extra not in sys.path:
+        sys.path.insert(0, extra)
+    try:
+        return importlib.import_module("ballast")
+    except ImportError as e:
+        require(False, f"the ballast Python package ({e})",
+                "pip install . into .venv, or build with -DBALLAST_PYTHON=ON and run via ctest")
+
+
+def package_path(*modules):
+    """A temporary folder holding links to the given imported packages (and nothing else of
+    their site-packages), for PYTHONPATH of Debian's interpreter."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="ballast-pkgs-"))
+    for module in modules:
+        source = pathlib.Path(module.__file__).parent
+        (folder / module.__name__.split(".")[0]).symlink_to(source)
+    return folder

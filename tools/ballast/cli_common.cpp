@@ -30,23 +30,6 @@ Shape parse_shape(const std::string& text) {
   return shape;
 }
 
-WeightSource hub_source(std::string_view rest) {
-  // org/repo[@rev][/path]
-  size_t first_slash = rest.find('/');
-  if (first_slash == std::string_view::npos)
-    throw Error(ErrorCode::invalid_argument, "hf:// sources look like hf://org/repo[@rev][/path]");
-  size_t second_slash = rest.find('/', first_slash + 1);
-  std::string_view repo = rest.substr(0, second_slash);
-  std::string filename =
-      second_slash == std::string_view::npos ? "" : std::string(rest.substr(second_slash + 1));
-  std::optional<std::string> revision;
-  if (size_t at = repo.find('@'); at != std::string_view::npos) {
-    revision = std::string(repo.substr(at + 1));
-    repo = repo.substr(0, at);
-  }
-  return WeightSource::hugging_face(std::string(repo), filename, revision);
-}
-
 }  // namespace
 
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option) {
@@ -94,30 +77,11 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
 }
 
 WeightSource parse_source(const SourceOptions& options) {
-  const std::string& s = options.source;
-  WeightSource source;
-  if (s.starts_with("http://") || s.starts_with("https://"))
-    source = WeightSource::url(s);
-  else if (s.starts_with("hf://"))
-    source = hub_source(std::string_view(s).substr(5));
-  else if (s.starts_with("s3://")) {
-    std::string_view rest = std::string_view(s).substr(5);
-    size_t slash = rest.find('/');
-    if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size())
-      throw Error(ErrorCode::invalid_argument, "s3:// sources look like s3://bucket/key");
-    auto given = [](const std::string& value) {
-      return value.empty() ? std::nullopt : std::optional<std::string>(value);
-    };
-    source =
-        WeightSource::s3(std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1)),
-                         given(options.s3_region), given(options.s3_endpoint));
-  } else {
-    source = WeightSource::file(s);
-  }
-  if (!std::holds_alternative<S3Source>(source.location) &&
-      (!options.s3_endpoint.empty() || !options.s3_region.empty()))
-    throw Error(ErrorCode::invalid_argument,
-                "--s3-endpoint and --s3-region apply only to s3:// sources");
+  auto given = [](const std::string& value) {
+    return value.empty() ? std::nullopt : std::optional<std::string>(value);
+  };
+  WeightSource source =
+      parse_source_uri(options.source, given(options.s3_region), given(options.s3_endpoint));
   if (!options.format.empty()) source.format = parse_format(options.format);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   if (raw) {

@@ -1,0 +1,116 @@
+// WeightLoaderConfig from keyword arguments (see py_config.hpp).
+#include "py_config.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+
+namespace nb = nanobind;
+
+namespace ballast::python {
+namespace {
+
+template <typename T>
+using Setter = std::function<void(T&, nb::handle)>;
+
+template <typename T, typename Field>
+std::pair<const std::string, Setter<T>> field(const char* name, Field T::*member) {
+  return {name, [name, member](T& target, nb::handle value) {
+            Field converted;
+            if (!nb::try_cast(value, converted))
+              throw nb::type_error((std::string(name) + ": " +
+                                    nb::cast<std::string>(nb::repr(value)) + " has the wrong type")
+                                       .c_str());
+            target.*member = std::move(converted);
+          }};
+}
+
+template <typename T>
+void apply(T& target, const nb::dict& options, const std::map<std::string, Setter<T>>& setters,
+           const char* what) {
+  for (auto [key, value] : options) {
+    auto name = nb::cast<std::string>(key);
+    auto it = setters.find(name);
+    if (it == setters.end())
+      throw nb::type_error(
+          (std::string(what) + " got an unexpected keyword argument '" + name + "'").c_str());
+    it->second(target, value);
+  }
+}
+
+Limits to_limits(nb::handle value) {
+  static const auto setters = [] {
+    std::map<std::string, Setter<Limits>> table;
+    for_each_limit([&](const char* name, auto member) { table.insert(field(name, member)); });
+    return table;
+  }();
+  Limits limits;
+  apply(limits, nb::cast<nb::dict>(value), setters, "limits");
+  return limits;
+}
+
+ReadMode to_read_mode(nb::handle value) {
+  auto name = nb::cast<std::string>(value);
+  if (name == "auto") return ReadMode::automatic;
+  for (ReadMode mode :
+       {ReadMode::automatic, ReadMode::mmap, ReadMode::read, ReadMode::io_uring, ReadMode::direct})
+    if (name == read_mode_name(mode)) return mode;
+  throw nb::value_error(
+      ("read_mode is 'auto', 'mmap', 'read', 'io_uring' or 'direct', not '" + name + "'").c_str());
+}
+
+// The callback runs on download threads: it takes the GIL, and a Python error in it is
+// reported as unraisable rather than breaking the download.
+std::function<void(const DownloadProgress&)> to_progress(nb::handle value) {
+  if (value.is_none()) return {};
+  auto callable = std::shared_ptr<nb::object>(new nb::object(nb::borrow(value)), [](nb::object* o) {
+    if (Py_IsInitialized()) {
+      nb::gil_scoped_acquire gil;
+      delete o;
+    }
+  });
+  return [callable](const DownloadProgress& p) {
+    nb::gil_scoped_acquire gil;
+    try {
+      (*callable)(p.source, p.bytes_done, p.bytes_total);
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("ballast download progress callback");
+    }
+  };
+}
+
+}  // namespace
+
+WeightLoaderConfig to_config(const nb::dict& options) {
+  using C = WeightLoaderConfig;
+  static const std::map<std::string, Setter<C>> setters = {
+      field("enable_caching", &C::enable_caching),
+      field("cache_dir", &C::cache_dir),
+      field("max_cache_size", &C::max_cache_size),
+      field("max_concurrent_downloads", &C::max_concurrent_downloads),
+      field("download_chunk_bytes", &C::download_chunk_bytes),
+      field("download_timeout_seconds", &C::download_timeout_seconds),
+      field("download_retries", &C::download_retries),
+      field("enable_integrity_checks", &C::enable_integrity_checks),
+      field("default_headers", &C::default_headers),
+      field("ca_bundle", &C::ca_bundle),
+      field("verify_tls", &C::verify_tls),
+      {"on_download_progress", [](C& c, nb::handle v) { c.on_download_progress = to_progress(v); }},
+      {"read_mode", [](C& c, nb::handle v) { c.read_mode = to_read_mode(v); }},
+      field("num_threads", &C::num_threads),
+      field("alignment", &C::alignment),
+      field("read_chunk_bytes", &C::read_chunk_bytes),
+      field("max_staging_bytes", &C::max_staging_bytes),
+      {"limits", [](C& c, nb::handle v) { c.limits = to_limits(v); }},
+  };
+  WeightLoaderConfig config;
+  apply(config, options, setters, "Loader()");
+  return config;
+}
+
+}  // namespace ballast::python

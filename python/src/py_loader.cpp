@@ -1,0 +1,192 @@
+// ballast._core.Loader (see py_loader.hpp).
+#include "py_loader.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ballast/error.hpp"
+#include "ballast/loader.hpp"
+#include "py_config.hpp"
+#include "py_source.hpp"
+#include "py_stream.hpp"
+#include "py_tensor.hpp"
+#include "py_text.hpp"
+
+namespace nb = nanobind;
+
+namespace ballast::python {
+namespace {
+
+// (name, shape or None, dtype name or None, device, source, transformations in the CLI's
+// syntax), as ballast/_spec.py builds it.
+TensorSpec to_spec(nb::handle object) {
+  auto t = nb::cast<nb::tuple>(object);
+  if (t.size() != 6) throw nb::type_error("a spec tuple has 6 fields");
+  TensorSpec spec;
+  spec.name = nb::cast<std::string>(t[0]);
+  if (!t[1].is_none()) spec.shape = nb::cast<Shape>(t[1]);
+  if (!t[2].is_none()) {
+    auto name = nb::cast<std::string>(t[2]);
+    spec.dtype = parse_dtype(name);
+    if (!spec.dtype) throw Error(ErrorCode::invalid_argument, "unknown dtype '" + name + "'");
+  }
+  auto device_name = nb::cast<std::string>(t[3]);
+  auto device = parse_device(device_name);
+  if (!device) throw Error(ErrorCode::invalid_argument, "unknown device '" + device_name + "'");
+  spec.device = *device;
+  spec.source = to_source(t[4]);
+  spec.transformations = parse_transformations(nb::cast<std::string>(t[5]));
+  return spec;
+}
+
+std::vector<TensorSpec> to_specs(const nb::list& specs) {
+  std::vector<TensorSpec> out;
+  out.reserve(specs.size());
+  for (nb::handle s : specs) out.push_back(to_spec(s));
+  return out;
+}
+
+nb::dict limits_dict(const Limits& limits) {
+  nb::dict d;
+  for_each_limit([&](const char* name, auto member) { d[name] = limits.*member; });
+  return d;
+}
+
+nb::dict metadata_dict(const WeightMetadata& m) {
+  nb::dict tensors;
+  for (const auto& [name, info] : m.tensors) {
+    nb::list shape;
+    for (int64_t d : info.shape) shape.append(d);
+    tensors[decoded(name)] =
+        nb::make_tuple(std::string(dtype_name(info.dtype)), nb::tuple(shape), info.nbytes);
+  }
+  nb::list dtypes;
+  for (DType d : m.dtypes) dtypes.append(std::string(dtype_name(d)));
+  nb::dict d;
+  d["format"] = to_string(m.format);
+  d["tensors"] = tensors;
+  d["total_size_bytes"] = m.total_size_bytes;
+  d["dtypes"] = dtypes;
+  d["extra"] = m.extra;
+  return d;
+}
+
+nb::dict capabilities_dict(const WeightLoaderCapabilities& c) {
+  nb::list formats, devices;
+  for (const auto& f : c.formats) formats.append(to_string(f));
+  for (Device::Kind k : c.devices) devices.append(to_string(Device{k, 0}));
+  nb::dict d;
+  d["formats"] = formats;
+  d["sources"] = c.sources;
+  d["transformations"] = c.transformations;
+  d["devices"] = devices;
+  d["max_tensor_size"] = c.max_tensor_size;
+  d["supports_streaming"] = c.supports_streaming;
+  d["supports_concurrent_loading"] = c.supports_concurrent_loading;
+  d["limits"] = limits_dict(c.limits);
+  return d;
+}
+
+class PyLoader {
+ public:
+  explicit PyLoader(const nb::dict& options) : loader_(create_weight_loader(to_config(options))) {}
+  PyLoader(const PyLoader&) = delete;
+  PyLoader& operator=(const PyLoader&) = delete;
+  // The loader's threads may be waiting for the GIL (a progress callback): let it go.
+  ~PyLoader() {
+    nb::gil_scoped_release release;
+    loader_.reset();
+  }
+
+  PyTensor load_tensor(nb::handle spec) {
+    TensorSpec s = to_spec(spec);
+    nb::gil_scoped_release release;
+    return PyTensor{loader_->load_tensor(std::move(s))};
+  }
+
+  std::vector<PyTensor> load_tensors(const nb::list& specs) {
+    std::vector<TensorSpec> s = to_specs(specs);
+    std::vector<TensorRef> loaded;
+    {
+      nb::gil_scoped_release release;
+      loaded = loader_->load_tensors(std::move(s));
+    }
+    std::vector<PyTensor> out;
+    out.reserve(loaded.size());
+    for (auto& t : loaded) out.push_back(PyTensor{std::move(t)});
+    return out;
+  }
+
+  nb::dict load_checkpoint(nb::handle source, std::vector<std::string> patterns,
+                           const std::string& transformations) {
+    WeightSource s = to_source(source);
+    auto steps = parse_transformations(transformations);
+    std::map<std::string, TensorRef> loaded;
+    {
+      nb::gil_scoped_release release;
+      loaded = loader_->load_checkpoint(std::move(s), std::move(patterns), std::move(steps));
+    }
+    nb::dict out;
+    for (auto& [name, t] : loaded) out[decoded(name)] = PyTensor{std::move(t)};
+    return out;
+  }
+
+  nb::dict get_metadata(nb::handle source) {
+    WeightSource s = to_source(source);
+    WeightMetadata m;
+    {
+      nb::gil_scoped_release release;
+      m = loader_->get_metadata(std::move(s));
+    }
+    return metadata_dict(m);
+  }
+
+  bool is_available(nb::handle source) {
+    WeightSource s = to_source(source);
+    nb::gil_scoped_release release;
+    return loader_->is_available(std::move(s));
+  }
+
+  void preload(nb::handle source) {
+    WeightSource s = to_source(source);
+    nb::gil_scoped_release release;
+    loader_->preload(std::move(s));
+  }
+
+  nb::dict capabilities() const { return capabilities_dict(loader_->capabilities()); }
+
+  WeightLoader& loader() { return *loader_; }
+
+ private:
+  std::unique_ptr<WeightLoader> loader_;
+};
+
+}  // namespace
+
+void bind_loader(nb::module_& m) {
+  nb::class_<PyLoader>(m, "Loader", "The native loader; use ballast.Loader.")
+      .def(nb::init<const nb::dict&>(), nb::arg("options"))
+      .def("load_tensor", &PyLoader::load_tensor, nb::arg("spec"))
+      .def("load_tensors", &PyLoader::load_tensors, nb::arg("specs"))
+      .def("load_checkpoint", &PyLoader::load_checkpoint, nb::arg("source"), nb::arg("patterns"),
+           nb::arg("transformations"))
+      .def(
+          "stream",
+          [](nb::handle self, const nb::list& specs) {
+            return start_stream(nb::cast<PyLoader&>(self).loader(), to_specs(specs),
+                                nb::borrow(self));
+          },
+          nb::arg("specs"))
+      .def("get_metadata", &PyLoader::get_metadata, nb::arg("source"))
+      .def("is_available", &PyLoader::is_available, nb::arg("source"))
+      .def("preload", &PyLoader::preload, nb::arg("source"))
+      .def("capabilities", &PyLoader::capabilities);
+}
+
+}  // namespace ballast::python
