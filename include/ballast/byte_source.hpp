@@ -31,6 +31,9 @@ class MappedRegion {
   virtual ~MappedRegion() = default;
   virtual const std::byte* data() const = 0;
   virtual uint64_t size() const = 0;
+  // True for a private copy-on-write mapping that may be written in place: a write copies the
+  // page for this process and never reaches the file.
+  virtual bool writable() const { return false; }
 };
 
 class ByteSource {

@@ -31,6 +31,18 @@ enum class ReadMode : uint8_t { automatic, mmap, read, io_uring, direct };
 
 std::string_view read_mode_name(ReadMode mode);
 
+// Whether the caller may write zero-copy views of local files in place (Storage::writable()).
+// A writable view is a private copy-on-write mapping: a write copies the page for this process
+// and never reaches the file. Where such a mapping cannot be made, tensors are read into owned
+// buffers instead. Views of a memory source's bytes stay read-only views of them.
+enum class MappedWrites : uint8_t {
+  refused,   // read-only mappings, shared by every call of the loader
+  per_call,  // a mapping per load call: a write never reaches another call's tensors
+  // One mapping per file for the loader's life: tensors of different calls that view the same
+  // bytes share each other's writes (as the tensors of one safetensors safe_open handle do).
+  per_loader,
+};
+
 // How far one download into a cache has got (see WeightLoaderConfig::on_download_progress).
 struct DownloadProgress {
   std::string source;  // the redacted URL or hf:// name
@@ -58,6 +70,7 @@ struct WeightLoaderConfig {
   std::function<void(const DownloadProgress&)> on_download_progress;
 
   ReadMode read_mode = ReadMode::automatic;
+  MappedWrites mapped_writes = MappedWrites::refused;
   int num_threads = 0;    // worker threads; 0 = hardware concurrency
   size_t alignment = 64;  // alignment of owned tensor buffers (power of two, 16..4096)
   // Reads larger than this are split into chunks loaded concurrently.

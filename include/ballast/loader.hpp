@@ -53,7 +53,11 @@ class WeightLoader {
       WeightSource source, std::vector<std::string> patterns = {},
       std::vector<Transformation> transformations = {});
 
-  TensorRef load_tensor(TensorSpec spec) { return load_tensor_async(std::move(spec)).get(); }
+  // The blocking forms wait for the asynchronous ones; load_tensor may be overridden to do
+  // cheap work (a zero-copy view) on the calling thread instead of handing it to another.
+  virtual TensorRef load_tensor(TensorSpec spec) {
+    return load_tensor_async(std::move(spec)).get();
+  }
   std::vector<TensorRef> load_tensors(std::vector<TensorSpec> specs) {
     return load_tensors_async(std::move(specs)).get();
   }

@@ -3,9 +3,9 @@
 // A Storage is one of: a region of a memory-mapped file (zero-copy, kept mapped while any
 // tensor uses it), an aligned host buffer that ballast allocated, memory the caller lent, or
 // a device buffer made by a TensorFactory. Tensors share their Storage through shared_ptr, so
-// a view can never outlive the bytes it points to. A Storage is written only while the loader
-// fills it, before any tensor that uses it is published; after that it is read-only and may be
-// read from any thread.
+// a view can never outlive the bytes it points to. The loader writes a Storage only while it
+// fills it, before any tensor that uses it is published; after that the loader only reads it,
+// and the caller may write it when writable() says so.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +27,9 @@ class Storage {
   // Start of the bytes (a device pointer for device storage).
   virtual std::byte* data() const = 0;
   virtual uint64_t size() const = 0;
+  // Whether the caller may write the bytes in place: always, except a read-only mapping of a
+  // file (WeightLoaderConfig::mapped_writes makes mappings private and writable).
+  virtual bool writable() const { return kind() != StorageKind::mapped_file; }
 };
 
 // An owned host buffer aligned to `alignment` bytes (a power of two, at least 64 is typical).

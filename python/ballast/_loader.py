@@ -60,6 +60,13 @@ class Loader:
     Args:
         read_mode: "auto" (zero-copy mapping of page-cached files, else chunked reads),
             "mmap", "read", "io_uring" or "direct" (O_DIRECT).
+        mapped_writes: whether tensors viewing a mapped file may be written in place, through
+            a private copy-on-write mapping (a write never reaches the file). "call" (the
+            default here; C++ defaults to "refused"): a mapping per call, so a write never
+            reaches another call's tensors. "loader": one mapping per file for the Loader's
+            life, shared by its calls (like one safetensors safe_open handle). "refused":
+            read-only mappings (numpy marks them so; torch has no read-only tensors, and
+            writing into one faults).
         num_threads: worker threads (0: one per core).
         alignment: alignment of ballast's own buffers (power of two, 16..4096).
         read_chunk_bytes: reads larger than this are split and run concurrently.
@@ -90,7 +97,8 @@ class Loader:
     reads, and each has an ``..._async`` form for asyncio.
     """
 
-    def __init__(self, *, read_mode: Optional[str] = None, num_threads: Optional[int] = None,
+    def __init__(self, *, read_mode: Optional[str] = None, mapped_writes: str = "call",
+                 num_threads: Optional[int] = None,
                  alignment: Optional[int] = None, read_chunk_bytes: Optional[int] = None,
                  max_staging_bytes: Optional[int] = None, enable_caching: Optional[bool] = None,
                  cache_dir: Optional[str] = None, max_cache_size: Optional[int] = None,

@@ -64,6 +64,15 @@ ReadMode to_read_mode(nb::handle value) {
       ("read_mode is 'auto', 'mmap', 'read', 'io_uring' or 'direct', not '" + name + "'").c_str());
 }
 
+MappedWrites to_mapped_writes(nb::handle value) {
+  auto name = nb::cast<std::string>(value);
+  if (name == "refused") return MappedWrites::refused;
+  if (name == "call") return MappedWrites::per_call;
+  if (name == "loader") return MappedWrites::per_loader;
+  throw nb::value_error(
+      ("mapped_writes is 'call', 'loader' or 'refused', not '" + name + "'").c_str());
+}
+
 // The callback runs on download threads: it takes the GIL, and a Python error in it is
 // reported as unraisable rather than breaking the download.
 std::function<void(const DownloadProgress&)> to_progress(nb::handle value) {
@@ -102,6 +111,7 @@ WeightLoaderConfig to_config(const nb::dict& options) {
       field("verify_tls", &C::verify_tls),
       {"on_download_progress", [](C& c, nb::handle v) { c.on_download_progress = to_progress(v); }},
       {"read_mode", [](C& c, nb::handle v) { c.read_mode = to_read_mode(v); }},
+      {"mapped_writes", [](C& c, nb::handle v) { c.mapped_writes = to_mapped_writes(v); }},
       field("num_threads", &C::num_threads),
       field("alignment", &C::alignment),
       field("read_chunk_bytes", &C::read_chunk_bytes),

@@ -49,9 +49,11 @@ std::optional<dl::dtype> dlpack_dtype(DType d) {
   }
 }
 
-// Only ballast's own buffers may be written through a view; a mapped file is mapped read-only
-// and the caller's memory is the caller's.
-bool writable(const Tensor& t) { return t.storage()->kind() == StorageKind::host_buffer; }
+// Views may write ballast's own buffers and private writable mappings (mapped_writes), not
+// a read-only mapping nor the caller's memory (a bytes object, say).
+bool writable(const Tensor& t) {
+  return t.storage()->kind() != StorageKind::caller_memory && t.storage()->writable();
+}
 
 nb::object ndarray_of(const TensorRef& ref, dl::dtype dtype, std::vector<size_t> shape) {
   nb::capsule owner(new TensorRef(ref),

@@ -76,8 +76,8 @@ bool mostly_resident(void* data, uint64_t size) {
 // A whole-file mapping; the region starts `skip` bytes in.
 class MmapRegion final : public MappedRegion {
  public:
-  MmapRegion(void* data, uint64_t size, uint64_t skip = 0)
-      : data_(data), size_(size), skip_(skip) {}
+  MmapRegion(void* data, uint64_t size, uint64_t skip = 0, bool writable = false)
+      : data_(data), size_(size), skip_(skip), writable_(writable) {}
   ~MmapRegion() override {
     if (data_ != nullptr && size_ > 0) sys::calls().munmap(data_, size_);
   }
@@ -85,11 +85,13 @@ class MmapRegion final : public MappedRegion {
   MmapRegion& operator=(const MmapRegion&) = delete;
   const std::byte* data() const override { return static_cast<const std::byte*>(data_) + skip_; }
   uint64_t size() const override { return size_ - skip_; }
+  bool writable() const override { return writable_; }
 
  private:
   void* data_;
   uint64_t size_;
   uint64_t skip_;
+  bool writable_;
 };
 
 class FileByteSource final : public ByteSource {
@@ -164,6 +166,18 @@ std::shared_ptr<const MappedRegion> map_local_file(const LocalFile& file) {
   void* p = sys::calls().mmap(nullptr, file.file_size, PROT_READ, MAP_PRIVATE, file.fd, 0);
   if (p == MAP_FAILED) return nullptr;
   return std::make_shared<MmapRegion>(p, file.file_size, file.base);
+}
+
+std::shared_ptr<const MappedRegion> map_writable_copy(const LocalFile& file, uint64_t length) {
+  if (length == 0 || file.base > file.file_size || length > file.file_size - file.base)
+    return nullptr;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t start = file.base / page * page;
+  const uint64_t mapped = file.base - start + length;
+  void* p = sys::calls().mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd,
+                              static_cast<off_t>(start));
+  if (p == MAP_FAILED) return nullptr;
+  return std::make_shared<MmapRegion>(p, mapped, file.base - start, true);
 }
 
 FileOpenOptions file_open_options(ReadMode mode) {

@@ -47,4 +47,9 @@ std::optional<std::string> read_small_text_file(const std::filesystem::path& pat
 // (for gathering a large strided view without staging a copy); null when mmap fails.
 std::shared_ptr<const MappedRegion> map_local_file(const LocalFile& file);
 
+// A private copy-on-write mapping of its own of the `length` bytes at `file.base`, that the
+// caller may write (a write copies the page for this process, never reaching the file); null
+// when mmap fails.
+std::shared_ptr<const MappedRegion> map_writable_copy(const LocalFile& file, uint64_t length);
+
 }  // namespace ballast

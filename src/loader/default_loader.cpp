@@ -23,6 +23,7 @@
 #include "io/direct_sweep.hpp"
 #include "loader/checkpoint.hpp"
 #include "loader/coalesced_reads.hpp"
+#include "loader/mapping_policy.hpp"
 #include "loader/materialize.hpp"
 #include "remote/hub_client.hpp"
 #include "remote/remote_context.hpp"
@@ -91,6 +92,17 @@ class DefaultLoader final : public WeightLoader {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("max_staging_bytes must be at least 4 KiB per thread ({} bytes)",
                               4096ull * pool_.size()));
+  }
+
+  // A zero-copy view is made on the calling thread: it needs no staging and no read but its
+  // prefault, and handing it to a loader thread costs more than making it. Any other tensor
+  // is loaded by the loader's threads.
+  TensorRef load_tensor(TensorSpec spec) override {
+    PreparedLoad p = prepare(spec, [this](const WeightSource& s) { return checkpoint(s); });
+    p.mapping = mappings_.mapping(p.plan);
+    if (p.device.is_host() && !p.plan.quantize && can_view_without_copy(p.plan, p.mapping.get()))
+      return finish(p);
+    return pool_.submit([this, &p] { return finish(p); }).get();
   }
 
   std::future<TensorRef> load_tensor_async(TensorSpec spec) override {
@@ -211,24 +223,24 @@ class DefaultLoader final : public WeightLoader {
     LoadPlan plan;
     Device device;
     TensorFactory* device_factory = nullptr;
-    std::shared_ptr<const MappedRegion> mapping;  // mapping_for(plan, read mode)
+    std::shared_ptr<const MappedRegion> mapping;  // mappings_.mapping(plan)
   };
 
   using CheckpointOpener = std::function<std::shared_ptr<Checkpoint>(const WeightSource&)>;
 
   TensorRef load(const TensorSpec& spec) {
     PreparedLoad p = prepare(spec, [this](const WeightSource& s) { return checkpoint(s); });
-    p.mapping = mapping_for(p.plan, config_.read_mode);
+    p.mapping = mappings_.mapping(p.plan);
     return finish(p);
   }
 
   // Looks up each distinct byte source's mapping once for the batch: every lookup re-checks
   // the file's size (FileByteSource::mapping), a system call per tensor otherwise.
-  void look_up_mappings(std::vector<PreparedLoad>& prepared) const {
+  void look_up_mappings(std::vector<PreparedLoad>& prepared) {
     std::unordered_map<const ByteSource*, std::shared_ptr<const MappedRegion>> seen;
     for (PreparedLoad& p : prepared) {
       auto [it, fresh] = seen.try_emplace(p.plan.view.data.get());
-      if (fresh) it->second = mapping_for(p.plan, config_.read_mode);
+      if (fresh) it->second = mappings_.mapping(p.plan);
       p.mapping = it->second;
     }
   }
@@ -587,6 +599,7 @@ class DefaultLoader final : public WeightLoader {
   std::list<std::string> lru_;
   std::map<std::string, std::pair<std::shared_ptr<Checkpoint>, std::list<std::string>::iterator>>
       cache_;
+  MappingPolicy mappings_{config_.read_mode, config_.mapped_writes};
   ThreadPool pool_;  // last: its destructor drains tasks that use the members above
 };
 

@@ -29,9 +29,10 @@ class MappedFileStorage final : public Storage {
   explicit MappedFileStorage(std::shared_ptr<const MappedRegion> region)
       : region_(std::move(region)) {}
   StorageKind kind() const override { return StorageKind::mapped_file; }
-  // The mapping is read-only; Storage hands out a mutable pointer only for owned buffers.
+  // Writing through the pointer is allowed only when the region is writable().
   std::byte* data() const override { return const_cast<std::byte*>(region_->data()); }
   uint64_t size() const override { return region_->size(); }
+  bool writable() const override { return region_->writable(); }
 
  private:
   std::shared_ptr<const MappedRegion> region_;
@@ -88,20 +89,22 @@ bool aligned_for(uint64_t address, DType dtype) {
   return address % align == 0;
 }
 
+// Maps every page of a zero-copy view now, reading one byte per page, as llama.cpp's mmap
+// prefetch does: the loader's threads fault the views of a batch in parallel (the kernel maps
+// a few pages around each fault), so the consumer's first pass does not pay the faults on one
+// thread. (madvise(MADV_POPULATE_READ) measured slower than these faults here.)
+void prefault(const std::byte* data, uint64_t n) {
+  constexpr uint64_t kPage = 4096;
+  const auto* bytes = reinterpret_cast<const volatile std::byte*>(data);
+  for (uint64_t i = 0; i < n; i += kPage) (void)bytes[i];
+}
+
 std::shared_ptr<Tensor> zero_copy(const LoadPlan& plan, const std::string& name,
                                   const std::shared_ptr<const MappedRegion>& region) {
+  prefault(region->data() + plan.view.offset, plan.out_nbytes);
   auto storage = std::make_shared<MappedFileStorage>(region);
   return std::make_shared<Tensor>(name, plan.out_dtype, plan.out_shape, storage, plan.view.offset,
                                   plan.out_nbytes);
-}
-
-// True when the plan's tensor is the mapped bytes themselves: no value steps or byte swap, one
-// contiguous run, aligned for its dtype.
-bool can_view_without_copy(const LoadPlan& plan, const MappedRegion* region) {
-  const View& view = plan.view;
-  return region && plan.steps.empty() && !needs_byteswap(view) && view.is_contiguous() &&
-         plan.out_nbytes > 0 &&
-         aligned_for(reinterpret_cast<uintptr_t>(region->data()) + view.offset, view.dtype);
 }
 
 std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::string& name,
@@ -182,6 +185,13 @@ bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode, const MappedRegion
       needs_byteswap(view) || mode == ReadMode::mmap)
     return false;
   return mode != ReadMode::automatic || mapping == nullptr;
+}
+
+bool can_view_without_copy(const LoadPlan& plan, const MappedRegion* region) {
+  const View& view = plan.view;
+  return region && plan.steps.empty() && !needs_byteswap(view) && view.is_contiguous() &&
+         plan.out_nbytes > 0 &&
+         aligned_for(reinterpret_cast<uintptr_t>(region->data()) + view.offset, view.dtype);
 }
 
 bool fills_one_owned_buffer(const LoadPlan& plan, const MappedRegion* mapping) {

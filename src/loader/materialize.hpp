@@ -23,26 +23,31 @@ struct MaterializeOptions {
   // How owned bytes are read: chunking, I/O method, helpers and this thread's staging share
   // (a strided view's staged copy, O_DIRECT bounce buffers).
   ReadEngineOptions io;
-  // mapping_for(plan, read_mode), looked up by the caller: a batch asks once per file, since
+  // MappingPolicy::mapping(plan), looked up by the caller: a batch asks once per file, since
   // each ask re-checks the file's size with a system call.
   std::shared_ptr<const MappedRegion> mapping;
 };
 
 // The mapping materialize may view or copy the plan's bytes through in `mode`: null in read
-// and direct modes and for sources that cannot be mapped (or whose file has shrunk).
+// and direct modes and for sources that cannot be mapped (or whose file has shrunk). The
+// loader's MappingPolicy chooses between it and private writable mappings.
 std::shared_ptr<const MappedRegion> mapping_for(const LoadPlan& plan, ReadMode mode);
 
 std::shared_ptr<Tensor> materialize(const LoadPlan& plan, const std::string& name,
                                     const MaterializeOptions& options);
 
+// True when the plan's tensor is the mapped bytes themselves (materialize returns a view): no
+// value steps or byte swap, one contiguous run, aligned for its dtype.
+bool can_view_without_copy(const LoadPlan& plan, const MappedRegion* mapping);
+
 // True when materialize allocates exactly one owned host buffer, of plan.out_nbytes, for the
-// plan, given its mapping_for(): the tensor is neither a view of a mapped file nor a quantized
+// plan, given its mapping: the tensor is neither a view of a mapped file nor a quantized
 // bundle.
 bool fills_one_owned_buffer(const LoadPlan& plan, const MappedRegion* mapping);
 
 // True when materialize would copy the plan's stored bytes unchanged into an owned buffer with
 // one contiguous read: no value steps, quantize or byte swap, and no mapping to view or copy
-// from (so never in mmap mode; `mapping` is the plan's mapping_for()). Such reads of small
+// from (so never in mmap mode; `mapping` is the plan's mapping). Such reads of small
 // tensors may be coalesced.
 bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode, const MappedRegion* mapping);
 

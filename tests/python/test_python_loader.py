@@ -42,7 +42,7 @@ def test_mapped_load_is_a_view_of_the_mapping_that_outlives_the_loader(checkpoin
     path, tensors = checkpoint
     with open(path, "rb") as f:  # page-cached, so that read_mode auto maps it
         f.read()
-    loader = ballast.Loader(read_mode="mmap")
+    loader = ballast.Loader(read_mode="mmap", mapped_writes="refused")
     tensor = loader.load_tensor("layer3.weight", str(path))
     assert tensor.storage == "mapped_file" and tensor.readonly
     array = np.from_dlpack(tensor)
@@ -56,6 +56,20 @@ def test_mapped_load_is_a_view_of_the_mapping_that_outlives_the_loader(checkpoin
     del array
     gc.collect()
     assert not mapped_ranges(path)
+
+
+def test_mapped_tensors_are_private_writable_mappings_by_default(checkpoint):
+    path, tensors = checkpoint
+    before = path.read_bytes()
+    loader = ballast.Loader(read_mode="mmap")
+    first = loader.load_tensor("layer3.weight", str(path)).numpy()
+    assert any(start <= first.ctypes.data < end for start, end in mapped_ranges(path))
+    assert first.flags.writeable
+    first[...] = 7  # copies the pages for this process only
+    second = loader.load_tensor("layer3.weight", str(path)).numpy()
+    assert second.ctypes.data != first.ctypes.data
+    np.testing.assert_array_equal(second, tensors["layer3.weight"])
+    assert path.read_bytes() == before
 
 
 def test_dlpack_capsules_and_buffer_protocol(checkpoint):

@@ -18,18 +18,25 @@ from ._format import BALLAST_NAMES, FRAMEWORK_NAMES, SafetensorError
 
 _FRAMEWORKS = {"pt": "pt", "torch": "pt", "np": "np", "numpy": "np"}
 _CODE_OF = {name: code for code, name in BALLAST_NAMES.items()}
-_loader: Optional[Loader] = None
-_loader_lock = threading.Lock()
+_loaders: Dict[bool, Loader] = {}
+_loaders_lock = threading.Lock()
 
 
-def loader() -> Loader:
-    """The drop-in's shared Loader: chunked reads into owned buffers, so that every tensor is
-    writable and independent of the file, as the package's are."""
-    global _loader
-    with _loader_lock:
-        if _loader is None:
-            _loader = Loader(read_mode="read")
-        return _loader
+def in_memory(source: Any) -> bool:
+    """Whether `source` is bytes in memory rather than a path or URL."""
+    return isinstance(source, (bytes, bytearray, memoryview))
+
+
+def loader(source: Any = None) -> Loader:
+    """The drop-in's shared Loader for `source`. Its tensors are writable and independent of
+    the input and of each other call's, as the package's are: page-cached files are viewed
+    through a private copy-on-write mapping per call (mapped_writes="call"), other files read
+    into owned buffers, and bytes in memory copied (read_mode "read")."""
+    copy = in_memory(source)
+    with _loaders_lock:
+        if copy not in _loaders:
+            _loaders[copy] = Loader(read_mode="read") if copy else Loader()
+        return _loaders[copy]
 
 
 def call(function: Any, *args: Any, what: str = "Error while deserializing header",
@@ -96,7 +103,7 @@ def load_all(source: Any, framework: str, device: Any = "cpu",
              what: str = "Error while deserializing header") -> Dict[str, Any]:
     """Every tensor of `source`, loaded concurrently, {name: tensor} in the order of their
     bytes (as the package returns them; by name for other formats)."""
-    loaded = call(loader().load_checkpoint, source, what=what)
+    loaded = call(loader(source).load_checkpoint, source, what=what)
     header = safetensors_header(source) if len(loaded) > 1 else None
     names = offset_order(header) if header is not None else sorted(loaded)
     return {name: convert(loaded[name], framework, device) for name in names}
@@ -122,7 +129,11 @@ class safe_open:
             raise SafetensorError(f"backend {backend} is invalid")
         self._device = device
         self._source = os.fspath(filename) if isinstance(filename, os.PathLike) else filename
-        self._meta: Optional[Metadata] = call(loader().get_metadata, self._source)
+        # A Loader of the handle's own: its tensors share one private mapping of the file, as
+        # the package's tensors of one handle share one storage; other handles' never do.
+        self._loader = (loader(self._source) if in_memory(self._source)
+                        else Loader(mapped_writes="loader"))
+        self._meta: Optional[Metadata] = call(self._loader.get_metadata, self._source)
         self._header: Optional[Dict[str, Any]] = None
 
     def __enter__(self) -> "safe_open":
@@ -165,7 +176,7 @@ class safe_open:
     def get_tensor(self, name: str) -> Any:
         """The whole tensor `name`, in the framework the file was opened for."""
         self._open_meta()
-        tensor = call(loader().load_tensor, name, self._source, name=name)
+        tensor = call(self._loader.load_tensor, name, self._source, name=name)
         return convert(tensor, self._framework, self._device)
 
     def get_tensors(self) -> Dict[str, Any]:
@@ -240,7 +251,8 @@ class _SafeSlice:
         framework = self._handle._framework
         if 0 in shape:
             return _empty(shape, self._code, framework)
-        tensor = call(loader().load_tensor, self._name, self._handle._source, name=self._name,
+        tensor = call(self._handle._loader.load_tensor, self._name, self._handle._source,
+                      name=self._name,
                       transforms=reads)
         part = convert(tensor, framework, self._handle._device)[tuple(steps)]
         if framework == "np":
@@ -260,6 +272,6 @@ def _empty(shape: List[int], code: str, framework: str) -> Any:
 def deserialize(data: bytes) -> List[Tuple[str, Dict[str, Any]]]:
     """Reads the bytes of a safetensors file: ``[(name, {"shape": [...], "dtype": "F32",
     "data": bytearray}), ...]``, sorted by name."""
-    loaded = call(loader().load_checkpoint, data, what="Error while deserializing")
+    loaded = call(loader(data).load_checkpoint, data, what="Error while deserializing")
     return [(name, {"shape": list(t.shape), "dtype": _CODE_OF[t.dtype],
                     "data": bytearray(t.raw())}) for name, t in sorted(loaded.items())]
