@@ -1,8 +1,9 @@
 // Every parser's work is linear in its input (issue 30): GGUF metadata keys and tensor infos,
-// torch zip and legacy storages, npz members. Operations, not seconds, are counted: parsers
-// count their units of work and every key comparison their lookups make (OpCounter,
-// util/op_count.hpp), so a duplicate check or lookup that re-scans what came before shows up
-// as 100x the count for 10x the input. Each case parses n and 10n items and allows 12x.
+// torch zip and legacy storages, npz members, safetensors header entries, ONNX initializers.
+// Operations, not seconds, are counted: parsers count their units of work and every key comparison
+// their lookups make (OpCounter, util/op_count.hpp), so a duplicate check or lookup that re-scans
+// what came before shows up as 100x the count for 10x the input. Each case parses n and 10n items
+// and allows 12x.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,8 +11,11 @@
 
 #include "formats/gguf/gguf_parser.hpp"
 #include "formats/numpy/numpy_parser.hpp"
+#include "formats/onnx/onnx_parser.hpp"
 #include "formats/pytorch/pytorch_parser.hpp"
+#include "formats/safetensors/safetensors_parser.hpp"
 #include "support/parse_and_read.hpp"
+#include "support/safetensors_writer.hpp"
 #include "support/torch_pickle_builder.hpp"
 #include "util/op_count.hpp"
 
@@ -87,6 +91,34 @@ std::string npz(size_t n) {
   return ZipWriter::build(entries).bytes;
 }
 
+// A safetensors file of `n` one-float tensors.
+std::string safetensors(size_t n) {
+  std::vector<StTensor> tensors;
+  for (size_t i = 0; i < n; ++i)
+    tensors.push_back({"t." + std::to_string(i), "F32", {1}, std::string(4, '\0')});
+  return safetensors_file(tensors);
+}
+
+// Protobuf wire format, for an ONNX model of `n` one-float initializers.
+std::string varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+  return out + static_cast<char>(v);
+}
+std::string len_field(uint32_t number, const std::string& payload) {
+  return varint((number << 3) | 2) + varint(payload.size()) + payload;
+}
+std::string onnx(size_t n) {
+  std::string graph;
+  for (size_t i = 0; i < n; ++i)  // TensorProto: dims 1, FLOAT, name, raw_data
+    graph += len_field(5, varint(1 << 3) + varint(1) + varint(2 << 3) + varint(1) +
+                              len_field(8, "w" + std::to_string(i)) +
+                              len_field(9, std::string(4, '\0')));
+  // ModelProto: ir_version 8, graph, opset_import {version 13}
+  return varint(1 << 3) + varint(8) + len_field(7, graph) +
+         len_field(8, varint(2 << 3) + varint(13));
+}
+
 TEST(ParserScaling, GgufMetadataKeys) {
   expect_linear(
       "GGUF metadata keys", *make_gguf_parser(), [](size_t n) { return gguf(n, 0); }, 8000);
@@ -106,6 +138,14 @@ TEST(ParserScaling, TorchLegacyStorages) {
 }
 
 TEST(ParserScaling, NpzMembers) { expect_linear("npz members", *make_numpy_parser(), npz, 2000); }
+
+TEST(ParserScaling, SafetensorsEntries) {
+  expect_linear("safetensors entries", *make_safetensors_parser(), safetensors, 2000);
+}
+
+TEST(ParserScaling, OnnxInitializers) {
+  expect_linear("ONNX initializers", *make_onnx_parser(), onnx, 2000);
+}
 
 }  // namespace
 }  // namespace ballast::test

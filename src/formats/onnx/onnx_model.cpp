@@ -11,6 +11,7 @@
 #include "formats/onnx/onnx_tensor.hpp"
 #include "formats/onnx/protobuf_wire.hpp"
 #include "util/json_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -313,7 +314,8 @@ class ModelWalker {
   WireInput in_;
   ExternalFiles external_;
   std::vector<TensorEntry> tensors_;
-  std::unordered_map<std::string, std::string> graph_of_;  // tensor name -> graph path
+  // tensor name -> graph path; its comparisons are counted (parser_scaling_test)
+  std::unordered_map<std::string, std::string, StringHash, CountedEqual> graph_of_;
   json metadata_ = json::object();
   json info_ = json::object();
   json tensor_names_ = json::object();

@@ -8,6 +8,7 @@
 
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -79,6 +80,7 @@ uint64_t read_varint(WireInput& in, uint64_t& pos, uint64_t end) {
 
 bool MessageReader::next(WireField& field) {
   if (pos_ >= end_) return false;
+  count_op();  // every field read, at every level: a re-scan shows in parser_scaling_test
   const uint64_t tag_offset = pos_;
   const uint64_t tag = read_varint(in_, pos_, end_);
   const uint64_t number = tag >> 3;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -80,6 +81,7 @@ class HeaderSax {
   }
 
   bool key(std::string& name) {
+    count_op();  // every key at every depth (parser_scaling_test)
     if (!active()) return true;
     if (depth_ == 1) {
       top_key_is_metadata_ = name == kMetadataKey;
