@@ -1,6 +1,6 @@
 // Element-wise value kernels: dtype casts and scaling over contiguous runs of elements.
 //
-// Rules (documented in the README): floats round to nearest-even; NaN is preserved; e4m3
+// Rules (documented in docs/transforms.md): floats round to nearest-even; NaN is preserved; e4m3
 // saturates; float -> integer truncates toward zero (NaN -> 0, beyond int64 clamps), then
 // narrowing integer casts wrap modulo 2^bits like torch's .to(); anything -> bool is "!= 0";
 // bool -> number is 0 or 1; ggml block types dequantize to f32 exactly as ggml does (then
