@@ -90,18 +90,24 @@ bool aligned_for(uint64_t address, DType dtype) {
 }
 
 // Maps every page of a zero-copy view now, reading one byte per page, as llama.cpp's mmap
-// prefetch does: the loader's threads fault the views of a batch in parallel (the kernel maps
-// a few pages around each fault), so the consumer's first pass does not pay the faults on one
-// thread. (madvise(MADV_POPULATE_READ) measured slower than these faults here.)
-void prefault(const std::byte* data, uint64_t n) {
+// prefetch does, so that the consumer's first pass does not take the page faults on one thread:
+// a large view is faulted in pieces by the calling thread and the pool's idle workers, and a
+// batch's views in parallel anyway. (madvise(MADV_POPULATE_READ) measured no faster than these
+// faults here; the kernel maps a few pages around each.)
+void prefault(const std::byte* data, uint64_t n, const ReadEngineOptions& io) {
   constexpr uint64_t kPage = 4096;
+  constexpr uint64_t kPiece = 1 << 20;
   const auto* bytes = reinterpret_cast<const volatile std::byte*>(data);
-  for (uint64_t i = 0; i < n; i += kPage) (void)bytes[i];
+  parallel_for(io.pool, io.helpers, (n + kPiece - 1) / kPiece, [&](size_t piece) {
+    const uint64_t end = std::min(n, (piece + 1) * kPiece);
+    for (uint64_t i = piece * kPiece; i < end; i += kPage) (void)bytes[i];
+  });
 }
 
 std::shared_ptr<Tensor> zero_copy(const LoadPlan& plan, const std::string& name,
-                                  const std::shared_ptr<const MappedRegion>& region) {
-  prefault(region->data() + plan.view.offset, plan.out_nbytes);
+                                  const std::shared_ptr<const MappedRegion>& region,
+                                  const ReadEngineOptions& io) {
+  prefault(region->data() + plan.view.offset, plan.out_nbytes, io);
   auto storage = std::make_shared<MappedFileStorage>(region);
   return std::make_shared<Tensor>(name, plan.out_dtype, plan.out_shape, storage, plan.view.offset,
                                   plan.out_nbytes);
@@ -112,7 +118,7 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
   const View& view = plan.view;
   const bool swap = needs_byteswap(view);
   std::shared_ptr<const MappedRegion> region = options.mapping;
-  if (can_view_without_copy(plan, region.get())) return zero_copy(plan, name, region);
+  if (can_view_without_copy(plan, region.get())) return zero_copy(plan, name, region, options.io);
   if (options.read_mode == ReadMode::mmap && !region && plan.out_nbytes > 0 && plan.steps.empty() &&
       !swap && view.is_contiguous())
     throw Error(ErrorCode::unsupported, "mmap mode was requested but this source cannot be mapped",
