@@ -1,5 +1,5 @@
-# Installs the library, headers and a CMake package so that consumers can
-# find_package(ballast) and link ballast::ballast.
+# Installs the library, headers, a CMake package (find_package(ballast), ballast::ballast) and
+# a pkg-config file (pkg-config --cflags --libs ballast).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -8,6 +8,8 @@ install(TARGETS ballast EXPORT ballastTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/ballast DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/ballast/version.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ballast)
 install(EXPORT ballastTargets NAMESPACE ballast:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ballast)
 configure_package_config_file(cmake/ballastConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/ballastConfig.cmake
@@ -20,3 +22,19 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballastConfig.cmake
 if(BALLAST_BUILD_TOOLS)
   install(TARGETS ballast_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+
+# pkg-config: the library is static, so its dependencies are public requirements. The prefix is
+# found from the .pc file's own folder, so the file works wherever the tree is installed.
+set(BALLAST_PC_REQUIRES "fmt libcrypto zlib libhwy libcurl")
+if(URING_FOUND)
+  string(APPEND BALLAST_PC_REQUIRES " liburing")
+endif()
+set(BALLAST_PC_EXTRA_LIBS "")
+if(BALLAST_SANITIZE)
+  set(BALLAST_PC_EXTRA_LIBS "-fsanitize=address,undefined")
+endif()
+file(RELATIVE_PATH BALLAST_PC_PREFIX_FROM_PCFILEDIR "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
+     "${CMAKE_INSTALL_PREFIX}")
+configure_file(cmake/ballast.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ballast.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballast.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

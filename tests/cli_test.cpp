@@ -1,5 +1,5 @@
-// The `ballast` command line: exit codes, help, the table and JSON outputs, tensor selection,
-// casts on hash, and the load report in each read mode.
+// The `ballast` command line: exit codes, help, --version, the table and JSON outputs, tensor
+// selection, casts on hash, and the load report in each read mode.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,6 +38,15 @@ TEST_F(Cli, ExitCodesFollowTheContract) {
   EXPECT_EQ(
       missing.err,
       "ballast: error: not_found: no such file or folder (source: /nonexistent.safetensors)\n");
+}
+
+TEST_F(Cli, VersionPrintsTheLibrarysVersion) {
+  auto r = ballast("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, std::string(version()) + "\n");
+  EXPECT_EQ(std::string(version()), std::to_string(BALLAST_VERSION_MAJOR) + "." +
+                                        std::to_string(BALLAST_VERSION_MINOR) + "." +
+                                        std::to_string(BALLAST_VERSION_PATCH));
 }
 
 TEST_F(Cli, InspectTableAndJson) {

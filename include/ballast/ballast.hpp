@@ -21,3 +21,4 @@
 #include "ballast/storage.hpp"
 #include "ballast/tensor.hpp"
 #include "ballast/transform.hpp"
+#include "ballast/version.hpp"

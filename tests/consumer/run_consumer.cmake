@@ -15,7 +15,27 @@ if(rc)
   message(FATAL_ERROR "building the consumer failed: ${rc}")
 endif()
 execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
-if(rc OR NOT out MATCHES "loaded w: f32 \\[2\\]")
+if(rc OR NOT out MATCHES "ballast [0-9]+\\.[0-9]+\\.[0-9]+ .* loaded w: f32 \\[2\\]")
   message(FATAL_ERROR "the consumer failed (${rc}): ${out}")
 endif()
 message(STATUS "consumer ran: ${out}")
+
+# The same program built by the compiler with pkg-config's flags only.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${WORK_DIR}/prefix/lib/pkgconfig
+                        pkg-config --cflags --libs ballast
+                RESULT_VARIABLE rc OUTPUT_VARIABLE flags ERROR_VARIABLE err
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(rc)
+  message(FATAL_ERROR "pkg-config --cflags --libs ballast failed: ${err}")
+endif()
+separate_arguments(flags UNIX_COMMAND "${flags}")
+execute_process(COMMAND ${CXX} ${CONSUMER_SOURCE_DIR}/main.cpp -o ${WORK_DIR}/pc_consumer ${flags}
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "building with pkg-config's flags failed: ${err}")
+endif()
+execute_process(COMMAND ${WORK_DIR}/pc_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(rc OR NOT out MATCHES "loaded w: f32 \\[2\\]")
+  message(FATAL_ERROR "the pkg-config consumer failed (${rc}): ${out}")
+endif()
+message(STATUS "pkg-config consumer ran: ${out}")

@@ -7,10 +7,12 @@
 #include <CLI/CLI.hpp>
 
 #include "ballast/error.hpp"
+#include "ballast/version.hpp"
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"ballast: load model weights fast, safely and exactly"};
+  app.set_version_flag("--version", std::string(ballast::version()));
   app.name("ballast");
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, ballast::cli::Runner>> commands;

@@ -15,8 +15,9 @@ int main() {
   auto memory = ballast::MemorySource::copy_of(std::as_bytes(std::span(file.data(), file.size())));
   auto loader = ballast::create_weight_loader();
   auto t = loader->load_tensor({.name = "w", .source = ballast::WeightSource::memory(memory)});
-  std::printf("loaded %s: %s [%lld]\n", t->name().c_str(),
-              std::string(ballast::dtype_name(t->dtype())).c_str(),
-              static_cast<long long>(t->shape()[0]));
+  std::printf(
+      "ballast %s (%d.%d.%d) loaded %s: %s [%lld]\n", std::string(ballast::version()).c_str(),
+      BALLAST_VERSION_MAJOR, BALLAST_VERSION_MINOR, BALLAST_VERSION_PATCH, t->name().c_str(),
+      std::string(ballast::dtype_name(t->dtype())).c_str(), static_cast<long long>(t->shape()[0]));
   return t->as<float>()[1] == 2.0f ? 0 : 1;
 }
