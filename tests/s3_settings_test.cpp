@@ -14,11 +14,13 @@
 namespace ballast::test {
 namespace {
 
-// Every test starts from an environment with no AWS settings and an empty HOME.
+// Every test starts from an environment with no AWS settings, an empty HOME and unsigned
+// requests asked for (AWS_NO_SIGN_REQUEST; the tests of credentials unset it).
 class S3SettingsTest : public testing::Test {
  protected:
   void SetUp() override {
     clear_aws_environment();
+    setenv("AWS_NO_SIGN_REQUEST", "true", 1);
     if (const char* home = std::getenv("HOME")) saved_home_ = home;
     setenv("HOME", home_.path().c_str(), 1);
   }
@@ -113,14 +115,21 @@ TEST_F(S3SettingsTest, TheSourceWinsOverTheEnvironment) {
 TEST_F(S3SettingsTest, EnvironmentCredentialsWinOverProfiles) {
   write_file(home_.path() / ".aws/credentials",
              "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = filesecret\n");
+  unsetenv("AWS_NO_SIGN_REQUEST");
   setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
   setenv("AWS_SECRET_ACCESS_KEY", "envsecret", 1);
   setenv("AWS_SESSION_TOKEN", "envtoken", 1);
   S3Settings s = s3_settings_from_env(source());
   ASSERT_TRUE(s.credentials);
-  EXPECT_EQ(s.credentials->access_key, "ENVKEY");
-  EXPECT_EQ(s.credentials->secret_key, "envsecret");
-  EXPECT_EQ(s.credentials->session_token, "envtoken");
+  EXPECT_EQ(s.credentials->current().access_key, "ENVKEY");
+  EXPECT_EQ(s.credentials->current().secret_key, "envsecret");
+  EXPECT_EQ(s.credentials->current().session_token, "envtoken");
+  EXPECT_EQ(s.credentials->description(), "credentials from the environment (AWS_ACCESS_KEY_ID)");
+  setenv("AWS_NO_SIGN_REQUEST", "TRUE", 1);  // asked for: unsigned even with credentials
+  EXPECT_FALSE(s3_settings_from_env(source()).credentials);
+  setenv("AWS_NO_SIGN_REQUEST", "yes", 1);
+  EXPECT_EQ(code_of([] { s3_settings_from_env(source()); }), ErrorCode::invalid_argument);
+  setenv("AWS_NO_SIGN_REQUEST", "false", 1);
   unsetenv("AWS_SECRET_ACCESS_KEY");
   EXPECT_EQ(code_of([] { s3_settings_from_env(source()); }), ErrorCode::auth);
 }
@@ -133,15 +142,16 @@ TEST_F(S3SettingsTest, ProfilesComeFromTheSharedFiles) {
   write_file(home_.path() / ".aws/config",
              "[default]\nregion = eu-west-3\n[profile ci]\nregion = ap-east-1\n"
              "s3 =\n  endpoint_url = http://ci-store:9000\n  addressing_style = virtual\n");
+  unsetenv("AWS_NO_SIGN_REQUEST");
   S3Settings s = s3_settings_from_env(source());
-  EXPECT_EQ(s.credentials->access_key, "DEFKEY");
+  EXPECT_EQ(s.credentials->current().access_key, "DEFKEY");
   EXPECT_EQ(s.region, "eu-west-3");
   EXPECT_FALSE(s.custom_endpoint);
   setenv("AWS_PROFILE", "ci", 1);
   s = s3_settings_from_env(source());
-  EXPECT_EQ(s.credentials->access_key, "CIKEY");
-  EXPECT_EQ(s.credentials->secret_key, "cisecret");
-  EXPECT_EQ(s.credentials->session_token, "citoken");
+  EXPECT_EQ(s.credentials->current().access_key, "CIKEY");
+  EXPECT_EQ(s.credentials->current().secret_key, "cisecret");
+  EXPECT_EQ(s.credentials->current().session_token, "citoken");
   EXPECT_EQ(s.region, "ap-east-1");
   EXPECT_EQ(s3_object_url(s, "models", "k"), "http://models.ci-store:9000/k");
   setenv("AWS_PROFILE", "nobody", 1);
@@ -155,8 +165,9 @@ TEST_F(S3SettingsTest, SharedFileLocationsComeFromTheEnvironment) {
   setenv("AWS_SHARED_CREDENTIALS_FILE", (home_.path() / "elsewhere/creds").c_str(), 1);
   setenv("AWS_CONFIG_FILE", (home_.path() / "elsewhere/conf").c_str(), 1);
   setenv("AWS_DEFAULT_PROFILE", "team", 1);
+  unsetenv("AWS_NO_SIGN_REQUEST");
   S3Settings s = s3_settings_from_env(source());
-  EXPECT_EQ(s.credentials->access_key, "TEAMKEY");
+  EXPECT_EQ(s.credentials->current().access_key, "TEAMKEY");
   EXPECT_EQ(s.region, "sa-east-1");
 }
 
@@ -166,14 +177,17 @@ TEST_F(S3SettingsTest, SignedTargetsCarryTheirHeadersAndNoSecretInTheirName) {
   EXPECT_EQ(anonymous.name, "s3://models/a b");
   EXPECT_FALSE(anonymous.signing);
   EXPECT_TRUE(anonymous.headers.empty());
-  s.credentials = S3Credentials{"AKID", "s3cr3t", "t0ken"};
+  s.credentials = std::make_shared<AwsCredentialProvider>(
+      "test keys", AwsCredentials{"AKID", "s3cr3t", "t0ken", {}});
   HttpTarget signed_target = s3_target(s, "models", "a b");
   ASSERT_TRUE(signed_target.signing);
   EXPECT_EQ(signed_target.signing->region, "eu-west-1");
   EXPECT_EQ(signed_target.signing->service, "s3");
   EXPECT_EQ(signed_target.headers.at("x-amz-content-sha256"),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(signed_target.headers.at("x-amz-security-token"), "t0ken");
+  // The token is added to each request from the provider's current credentials.
+  EXPECT_FALSE(signed_target.headers.contains("x-amz-security-token"));
+  EXPECT_EQ(signed_target.signing->credentials->current().session_token, "t0ken");
   EXPECT_EQ(signed_target.name.find("s3cr3t"), std::string::npos);
   EXPECT_EQ(signed_target.url.find("s3cr3t"), std::string::npos);
 }

@@ -3,7 +3,8 @@
 // every golden file hashes the same through S3 as from disk, a sliced load fetches only its
 // rows, caching downloads an object once into the object cache, sharded indexes resolve shards
 // beside them, wrong secrets and missing keys fail with S3's own error codes and no secret in
-// the message, session tokens, profile files, anonymous access to a public bucket,
+// the message (but where the credentials came from), session tokens, profile files, unsigned
+// access to a public bucket only when asked for (AWS_NO_SIGN_REQUEST, --no-sign-request),
 // virtual-hosted addressing (BUCKET.localhost), and the CLI reads s3:// sources.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -225,6 +226,10 @@ TEST_F(S3SourceTest, AWrongSecretIsAnAuthErrorWithoutTheSecret) {
   EXPECT_NE(std::string(e.what()).find("s3://models/auth.safetensors"), std::string::npos)
       << e.what();
   EXPECT_EQ(std::string(e.what()).find(wrong), std::string::npos) << e.what();
+  // A refusal names where the credentials came from.
+  EXPECT_NE(std::string(e.what()).find("signed with credentials from the environment"),
+            std::string::npos)
+      << e.what();
   EXPECT_EQ(error_of([&] { loader->is_available(source); }).code(), ErrorCode::auth);
   setenv("AWS_ACCESS_KEY_ID", "AKIDNOBODY", 1);
   // A new loader: a loader resolves the settings once per checkpoint it opens.
@@ -291,19 +296,38 @@ TEST_F(S3SourceTest, ProfilesInHomeAndNamedFilesAreRead) {
       << e.what();
 }
 
-TEST_F(S3SourceTest, NoCredentialsReadPublicBucketsUnsigned) {
+TEST_F(S3SourceTest, WithoutCredentialsOnlyAskedForUnsignedRequestsAreSent) {
   server().put("public", "open.safetensors", safetensors_file({{"x", "U8", {4}, "open"}}));
   server().put("models", "closed.safetensors", safetensors_file({{"x", "U8", {4}, "shut"}}));
   unsetenv("AWS_ACCESS_KEY_ID");
   unsetenv("AWS_SECRET_ACCESS_KEY");
+  const auto open_source = WeightSource::s3("public", "open.safetensors");
+  server().clear_log();
+  Error e = error_of([&] { create_weight_loader(remote_config())->get_metadata(open_source); });
+  EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
+  for (const char* named :
+       {"no AWS credentials found", "AWS_ACCESS_KEY_ID", "credentials",
+        "AWS_WEB_IDENTITY_TOKEN_FILE", "credential_process", "sso_session",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_EC2_METADATA_DISABLED",
+        "AWS_NO_SIGN_REQUEST=true", "--no-sign-request", "s3://public/open.safetensors"})
+    EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << named << ": " << e.what();
+  EXPECT_TRUE(server().requests().empty()) << "nothing is sent without credentials";
+  setenv("AWS_NO_SIGN_REQUEST", "true", 1);
   auto loader = create_weight_loader(remote_config());
-  auto open = loader->load_tensor(
-      TensorSpec{.name = "x", .source = WeightSource::s3("public", "open.safetensors")});
+  auto open = loader->load_tensor(TensorSpec{.name = "x", .source = open_source});
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(open->bytes().data()), 4), "open");
-  Error e =
-      error_of([&] { loader->get_metadata(WeightSource::s3("models", "closed.safetensors")); });
+  e = error_of([&] { loader->get_metadata(WeightSource::s3("models", "closed.safetensors")); });
   EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
   EXPECT_NE(std::string(e.what()).find("AccessDenied"), std::string::npos) << e.what();
+  // The CLI's --no-sign-request is the same request.
+  unsetenv("AWS_NO_SIGN_REQUEST");
+  auto refused = run_command(cli_path() + " inspect s3://public/open.safetensors");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("no AWS credentials found"), std::string::npos) << refused.err;
+  auto unsigned_cli =
+      run_command(cli_path() + " inspect --json --no-sign-request s3://public/open.safetensors");
+  ASSERT_EQ(unsigned_cli.exit_code, 0) << unsigned_cli.err;
+  EXPECT_EQ(json::parse(unsigned_cli.out)["tensors"].size(), 1u);
 }
 
 TEST_F(S3SourceTest, TheSourcesEndpointAndRegionWinOverTheEnvironment) {

@@ -204,6 +204,9 @@ HttpResult HttpClient::perform(const HttpRequest& request) {
 
 HttpResult HttpClient::perform_hop(const HttpRequest& request, const std::string& url,
                                    bool with_credentials, std::string& location) {
+  // The current credentials, before a handle is taken: refreshing them may fail.
+  std::optional<AwsCredentials> keys;
+  if (request.signing && with_credentials) keys = request.signing->credentials->current();
   CURL* handle = static_cast<CURL*>(acquire());
   Transfer transfer{&request, {}};
   char error[CURL_ERROR_SIZE] = {};
@@ -215,6 +218,7 @@ HttpResult HttpClient::perform_hop(const HttpRequest& request, const std::string
     std::erase_if(merged, [&](const auto& kv) { return lowercase(kv.first) == key; });
     merged[name] = value;
   }
+  if (keys && !keys->session_token.empty()) merged["x-amz-security-token"] = keys->session_token;
   curl_slist* header_list = nullptr;
   for (const auto& [name, value] : merged)
     header_list = curl_slist_append(header_list, fmt::format("{}: {}", name, value).c_str());
@@ -253,12 +257,12 @@ HttpResult HttpClient::perform_hop(const HttpRequest& request, const std::string
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &transfer);
   if (request.head) curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
   std::string sigv4;
-  if (request.signing && with_credentials) {
+  if (keys) {
     const AwsSigning& aws = *request.signing;
     sigv4 = fmt::format("aws:amz:{}:{}", aws.region, aws.service);
     curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
-    curl_easy_setopt(handle, CURLOPT_USERNAME, aws.access_key.c_str());
-    curl_easy_setopt(handle, CURLOPT_PASSWORD, aws.secret_key.c_str());
+    curl_easy_setopt(handle, CURLOPT_USERNAME, keys->access_key.c_str());
+    curl_easy_setopt(handle, CURLOPT_PASSWORD, keys->secret_key.c_str());
   }
   std::string range;
   if (request.range) {
@@ -269,6 +273,7 @@ HttpResult HttpClient::perform_hop(const HttpRequest& request, const std::string
   CURLcode code = curl_easy_perform(handle);
   curl_slist_free_all(header_list);
   HttpResult result = std::move(transfer.result);
+  if (keys) result.signed_with = request.signing->credentials->description();
   if (transfer.body_cut && code == CURLE_WRITE_ERROR) code = CURLE_OK;  // the status stands
   result.curl_code = code;
   if (code != CURLE_OK) result.error = error[0] != '\0' ? error : curl_easy_strerror(code);
@@ -314,7 +319,10 @@ void throw_http_error(const HttpResult& result, const std::string& what) {
   }
   ErrorCode code = ErrorCode::network;
   if (status == 404 || status == 410) code = ErrorCode::not_found;
-  if (status == 401 || status == 403) code = ErrorCode::auth;
+  if (status == 401 || status == 403) {
+    code = ErrorCode::auth;
+    if (!result.signed_with.empty()) detail += fmt::format(", signed with {}", result.signed_with);
+  }
   if (status == 416) code = ErrorCode::invalid_format;
   throw Error(code, fmt::format("HTTP {}{}", status, detail), {.source = what});
 }

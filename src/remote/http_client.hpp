@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "remote/aws_credential_provider.hpp"
 #include "remote/retry_policy.hpp"
 
 namespace ballast {
@@ -50,14 +51,15 @@ struct HttpSettings {
 };
 
 // AWS Signature V4 for a request: libcurl signs the method, path, query, Host, X-Amz-Date and
-// every custom header (so X-Amz-Content-SHA256 and X-Amz-Security-Token). libcurl 7.88 hashes
-// the (empty) request body itself, so X-Amz-Content-SHA256 must be the empty body's sha256,
-// not UNSIGNED-PAYLOAD. The keys are secrets: never printed.
+// every custom header (so X-Amz-Content-SHA256 and X-Amz-Security-Token, which is added from
+// the credentials). libcurl 7.88 hashes the (empty) request body itself, so
+// X-Amz-Content-SHA256 must be the empty body's sha256, not UNSIGNED-PAYLOAD. Each request
+// (each hop) asks the provider for its current credentials (refreshed before they expire);
+// they are secrets: never printed, only the provider's description is.
 struct AwsSigning {
   std::string region;
   std::string service;
-  std::string access_key;
-  std::string secret_key;
+  std::shared_ptr<AwsCredentialProvider> credentials;
 };
 
 struct HttpResponse {
@@ -92,6 +94,9 @@ struct HttpResult {
   // Why the answer was refused (too many interim responses or redirects, headers too large, a
   // signed request redirected to another origin); never retried. Empty when it was not.
   std::string refused;
+  // Where the credentials of a signed request came from (AwsCredentialProvider::description),
+  // named when the server refuses them; empty for an unsigned request.
+  std::string signed_with;
   // Retry-worthy: a connection failure or timeout, or a retryable status.
   bool retryable() const;
   bool timed_out() const;  // the stall timeout or the deadline
@@ -128,7 +133,8 @@ class HttpClient {
 
 // The Error a failed result stands for: not_found (404, 410), auth (401, 403), invalid_format
 // (416), network otherwise (a refused answer included). `what` names the object (already redacted).
-// Never includes header values; for S3-style XML errors it adds the <Code> and <Message>.
+// Never includes header values; for S3-style XML errors it adds the <Code> and <Message>, and
+// for a refused signed request (401, 403) where its credentials came from.
 [[noreturn]] void throw_http_error(const HttpResult& result, const std::string& what);
 
 }  // namespace ballast

@@ -50,11 +50,10 @@ HttpTarget s3_target(const S3Settings& settings, const std::string& bucket,
                      const std::string& key) {
   HttpTarget target{.url = s3_object_url(settings, bucket, key),
                     .name = fmt::format("s3://{}/{}", bucket, key)};
-  if (const auto& c = settings.credentials) {
+  if (settings.credentials) {
     target.headers["x-amz-content-sha256"] = kEmptyBodySha256;
-    if (!c->session_token.empty()) target.headers["x-amz-security-token"] = c->session_token;
-    target.signing = std::make_shared<const AwsSigning>(
-        AwsSigning{settings.region, "s3", c->access_key, c->secret_key});
+    target.signing =
+        std::make_shared<const AwsSigning>(AwsSigning{settings.region, "s3", settings.credentials});
   }
   return target;
 }

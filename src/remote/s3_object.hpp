@@ -1,6 +1,7 @@
 // One S3 object as an HTTP target: its URL (path-style `ENDPOINT/BUCKET/KEY` or
 // virtual-hosted `SCHEME://BUCKET.HOST/KEY`, the key percent-encoded as SigV4 canonical URIs
-// want), the SigV4 signing and its headers (X-Amz-Content-SHA256, X-Amz-Security-Token), and
+// want), the SigV4 signing (with the settings' credential provider, so each request signs with
+// the current credentials and their X-Amz-Security-Token) and X-Amz-Content-SHA256, and
 // "s3://bucket/key" as its name in messages. Anonymous settings give unsigned requests.
 #pragma once
 

@@ -1,74 +1,14 @@
 // S3 settings from the source, the environment and the AWS shared files (see s3_settings.hpp).
 #include "remote/s3_settings.hpp"
 
-#include <cstdlib>
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
-#include "remote/ini_file.hpp"
+#include "remote/aws_credential_chain.hpp"
+#include "remote/aws_profile.hpp"
 
 namespace ballast {
 namespace {
-
-namespace fs = std::filesystem;
-
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-fs::path aws_file(const char* variable, const char* name) {
-  if (std::string path = env(variable); !path.empty()) return path;
-  return fs::path(env("HOME")) / ".aws" / name;
-}
-
-// The profile's sections: the credentials file names it `[NAME]`, the config file
-// `[profile NAME]` (or `[default]`).
-struct Profile {
-  IniSection credentials;
-  IniSection config;
-  bool found = false;
-
-  std::string get(const std::string& key) const {
-    if (auto it = credentials.find(key); it != credentials.end()) return it->second;
-    if (auto it = config.find(key); it != config.end()) return it->second;
-    return {};
-  }
-};
-
-Profile load_profile(const std::string& name) {
-  Profile profile;
-  if (auto file = read_ini_file(aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials")))
-    if (auto it = file->find(name); it != file->end()) {
-      profile.credentials = it->second;
-      profile.found = true;
-    }
-  if (auto file = read_ini_file(aws_file("AWS_CONFIG_FILE", "config"))) {
-    auto it = file->find("profile " + name);
-    if (it == file->end() && name == "default") it = file->find("default");
-    if (it != file->end()) {
-      profile.config = it->second;
-      profile.found = true;
-    }
-  }
-  return profile;
-}
-
-std::optional<S3Credentials> credentials(const Profile& profile) {
-  S3Credentials c{env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"), env("AWS_SESSION_TOKEN")};
-  const char* origin = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY";
-  if (c.access_key.empty() && c.secret_key.empty()) {
-    c = {profile.get("aws_access_key_id"), profile.get("aws_secret_access_key"),
-         profile.get("aws_session_token")};
-    origin = "aws_access_key_id and aws_secret_access_key in the profile";
-  }
-  if (c.access_key.empty() && c.secret_key.empty()) return std::nullopt;
-  if (c.access_key.empty() || c.secret_key.empty())
-    throw Error(ErrorCode::auth, fmt::format("only one of {} is set", origin));
-  return c;
-}
 
 std::string endpoint_url(std::string url) {
   while (url.ends_with('/')) url.pop_back();
@@ -109,28 +49,22 @@ std::string first_of(const Candidates&... candidates) {
 }  // namespace
 
 S3Settings s3_settings_from_env(const S3Source& source) {
-  const std::string named = first_of(env("AWS_PROFILE"), env("AWS_DEFAULT_PROFILE"));
-  const std::string profile_name = named.empty() ? "default" : named;
-  const Profile profile = load_profile(profile_name);
-  if (!named.empty() && !profile.found)
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("the AWS profile '{}' is in neither shared file", named),
-                {.source = fmt::format(
-                     "{}, {}", aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials").string(),
-                     aws_file("AWS_CONFIG_FILE", "config").string())});
+  const AwsProfile profile = load_aws_profile();
   S3Settings s;
-  s.credentials = credentials(profile);
-  s.region =
-      region_name(first_of(source.region.value_or(""), env("AWS_REGION"), env("AWS_DEFAULT_REGION"),
-                           profile.get("region"), std::string("us-east-1")));
-  std::string endpoint =
-      first_of(source.endpoint.value_or(""), env("AWS_ENDPOINT_URL_S3"), env("AWS_ENDPOINT_URL"),
-               profile.get("s3.endpoint_url"), profile.get("endpoint_url"));
+  const std::string profile_region = first_of(aws_env("AWS_REGION"), aws_env("AWS_DEFAULT_REGION"),
+                                              profile.get("region"), std::string("us-east-1"));
+  s.region = region_name(first_of(source.region.value_or(""), profile_region));
+  std::string endpoint = first_of(source.endpoint.value_or(""), aws_env("AWS_ENDPOINT_URL_S3"),
+                                  aws_env("AWS_ENDPOINT_URL"), profile.get("s3.endpoint_url"),
+                                  profile.get("endpoint_url"));
   s.custom_endpoint = !endpoint.empty();
   s.endpoint = s.custom_endpoint ? endpoint_url(endpoint)
                                  : fmt::format("https://s3.{}.amazonaws.com", s.region);
-  s.addressing =
-      addressing(first_of(env("BALLAST_S3_ADDRESSING_STYLE"), profile.get("s3.addressing_style")));
+  s.addressing = addressing(
+      first_of(aws_env("BALLAST_S3_ADDRESSING_STYLE"), profile.get("s3.addressing_style")));
+  if (!aws_no_sign_request())
+    s.credentials = aws_default_credentials(profile, region_name(profile_region),
+                                            fmt::format("s3://{}/{}", source.bucket, source.key));
   return s;
 }
 

@@ -1,9 +1,10 @@
 // S3Settings: where an S3-compatible bucket is and how to sign for it, resolved as the AWS
 // CLI and SDKs do. First the S3Source's own region and endpoint, then the environment, then
 // the profile (AWS_PROFILE, AWS_DEFAULT_PROFILE, else "default") in the shared files:
-//   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), else the
-//                profile in $AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials), else in
-//                $AWS_CONFIG_FILE (~/.aws/config); none: anonymous, unsigned requests
+//   credentials  the AWS SDKs' default chain (aws_credential_chain.hpp): environment, web
+//                identity, SSO, profile keys, credential_process, container, instance
+//                metadata; none found is an error. Unsigned requests only when asked for:
+//                AWS_NO_SIGN_REQUEST=true (the CLI's --no-sign-request)
 //   region       AWS_REGION, AWS_DEFAULT_REGION, the profile's `region`, else us-east-1
 //   endpoint     AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's `s3.endpoint_url` or
 //                `endpoint_url`, else https://s3.REGION.amazonaws.com
@@ -12,18 +13,13 @@
 //                path-style for a custom one (MinIO, Ceph RGW, R2 and the like)
 #pragma once
 
-#include <optional>
+#include <memory>
 #include <string>
 
 #include "ballast/source.hpp"
+#include "remote/aws_credential_provider.hpp"
 
 namespace ballast {
-
-struct S3Credentials {
-  std::string access_key;
-  std::string secret_key;     // secret: never printed
-  std::string session_token;  // secret: never printed; empty when none
-};
 
 enum class S3Addressing { automatic, path, virtual_hosted };
 
@@ -32,11 +28,12 @@ struct S3Settings {
   std::string endpoint;  // scheme://host[:port][/base], no trailing slash
   bool custom_endpoint = false;
   S3Addressing addressing = S3Addressing::automatic;
-  std::optional<S3Credentials> credentials;  // nullopt: anonymous
+  std::shared_ptr<AwsCredentialProvider> credentials;  // null: anonymous (asked for)
 };
 
 // Throws invalid_argument for a named profile that no shared file has, an unknown addressing
-// style or an endpoint that is not an http(s) URL; auth for half a key pair.
+// style or an endpoint that is not an http(s) URL; auth for half a key pair, no credentials
+// found (and no AWS_NO_SIGN_REQUEST), or a provider that failed.
 S3Settings s3_settings_from_env(const S3Source& source);
 
 }  // namespace ballast

@@ -19,8 +19,12 @@ to moto path-style (a virtual-hosted request to BUCKET.localhost:PORT is rewritt
 carrying their Authorization header, which moto takes as "signed" without checking it, and
 its answers come back.
 
+STS too: an unsigned POST of the query form with Action=AssumeRoleWithWebIdentity (what an
+AWS SDK sends for web identity credentials) goes to moto's STS, and the temporary key pair and
+session token in its answer become known keys, so S3 requests signed with them pass.
+
   GET /_stats   JSON: every request that reached moto (method, host, path-style path, range,
-                status, bytes)
+                status, bytes; for STS: action, role_arn, session_name, web_identity_token)
   POST /_reset  clears the stats
 """
 import ctypes
@@ -36,6 +40,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from xml.sax.saxutils import escape
 
 from botocore.auth import S3SigV4Auth
@@ -196,6 +201,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 stats.clear()
             self.send_body(200, [], b"")
             return
+        if self.command == "POST" and "Authorization" not in self.headers:
+            form = dict(urllib.parse.parse_qsl(body.decode("utf-8", "replace")))
+            if form.get("Action") == "AssumeRoleWithWebIdentity":
+                self.assume_role_with_web_identity(body, form)
+                return
         try:
             verify(self, body)
         except S3Error as e:
@@ -223,6 +233,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 }
             )
         self.send_body(response.status, out, data, size)
+
+    def assume_role_with_web_identity(self, body, form):
+        upstream = http.client.HTTPConnection("127.0.0.1", moto_port, timeout=30)
+        upstream.request("POST", "/", body=body, headers={
+            "Content-Type": self.headers.get("Content-Type", "")})
+        response = upstream.getresponse()
+        data = response.read()
+        upstream.close()
+        text = data.decode("utf-8", "replace")
+        issued = {
+            name: re.search(f"<{name}>([^<]*)</{name}>", text)
+            for name in ("AccessKeyId", "SecretAccessKey", "SessionToken")
+        }
+        if response.status == 200 and all(issued.values()):
+            access, secret, token = (issued[n].group(1) for n in issued)
+            keys[access] = (secret, token)
+        with stats_lock:
+            stats.append(
+                {
+                    "method": "POST",
+                    "host": self.headers.get("Host", ""),
+                    "path": "/",
+                    "action": form["Action"],
+                    "role_arn": form.get("RoleArn", ""),
+                    "session_name": form.get("RoleSessionName", ""),
+                    "web_identity_token": form.get("WebIdentityToken", ""),
+                    "status": response.status,
+                    "bytes": len(data),
+                }
+            )
+        self.send_body(response.status, [("Content-Type", "text/xml")], data)
 
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_any
 

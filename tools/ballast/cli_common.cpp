@@ -2,6 +2,7 @@
 #include "cli_common.hpp"
 
 #include <fnmatch.h>
+#include <stdlib.h>
 
 #include <charconv>
 
@@ -74,6 +75,9 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
   command.add_option("--s3-region", options.s3_region,
                      "for s3:// sources: the region (default: AWS_REGION, AWS_DEFAULT_REGION, "
                      "the profile's, else us-east-1)");
+  command.add_flag_callback(
+      "--no-sign-request", [] { setenv("AWS_NO_SIGN_REQUEST", "true", 1); },
+      "for s3:// sources: send unsigned requests (a public bucket; as AWS_NO_SIGN_REQUEST=true)");
 }
 
 WeightSource parse_source(const SourceOptions& options) {

@@ -1,0 +1,95 @@
+// Credentials from an external process (see aws_credential_process.hpp).
+#include "remote/aws_credential_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "remote/aws_http.hpp"
+
+extern char** environ;
+
+namespace ballast {
+namespace {
+
+// The child's stdout, read until it closes, more than the bound arrives or the deadline passes.
+// Returns false when the process must be killed.
+bool read_output(int fd, std::chrono::steady_clock::time_point deadline, std::string& out,
+                 std::string& why) {
+  char buffer[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      why = "did not finish in time";
+      return false;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // the deadline check above ends it
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    if (out.size() + static_cast<size_t>(n) > kMaxAwsAnswerBytes) {
+      why = fmt::format("printed more than {} bytes", kMaxAwsAnswerBytes);
+      return false;
+    }
+    out.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+AwsCredentials run_credential_process(const std::string& command, const std::string& provider,
+                                      int timeout_seconds) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    throw Error(ErrorCode::auth, fmt::format("{}: cannot make a pipe", provider));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t pid = -1;
+  const int spawned =
+      ::posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawned != 0) {
+    ::close(pipe_fds[0]);
+    throw Error(ErrorCode::auth, fmt::format("{}: /bin/sh could not be started", provider));
+  }
+  std::string output, why;
+  const bool finished = read_output(
+      pipe_fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds), output,
+      why);
+  ::close(pipe_fds[0]);
+  if (!finished) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!finished) throw Error(ErrorCode::auth, fmt::format("{}: the process {}", provider, why));
+  if (WIFSIGNALED(status))
+    throw Error(ErrorCode::auth,
+                fmt::format("{}: the process was killed by signal {}", provider, WTERMSIG(status)));
+  if (WEXITSTATUS(status) != 0)
+    throw Error(ErrorCode::auth, fmt::format("{}: the process exited with status {}", provider,
+                                             WEXITSTATUS(status)));
+  const nlohmann::json document = nlohmann::json::parse(output, nullptr, false);
+  if (!document.is_object() || document.value("Version", nlohmann::json()) != 1)
+    throw Error(ErrorCode::auth,
+                fmt::format("{}: the output is not a JSON object with \"Version\": 1", provider));
+  return aws_credentials_from_json(output, provider, "SessionToken");
+}
+
+}  // namespace ballast

@@ -1,0 +1,39 @@
+// One small HTTP request to a credential endpoint (STS, the SSO portal, the container
+// credentials endpoint, instance metadata): any method, a body of at most kMaxAwsAnswerBytes
+// kept (more is an error), no redirects followed, no proxy for link-local and loopback hosts,
+// and a deadline for the whole request. Failures to connect are Error(network) naming
+// `provider`; HTTP statuses are results.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace ballast {
+
+inline constexpr uint64_t kMaxAwsAnswerBytes = 64 << 10;
+
+struct AwsHttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::map<std::string, std::string> headers;  // secrets possible: never printed
+  std::string body;
+  double timeout_seconds = 5;  // connect timeout and deadline of the whole request
+};
+
+struct AwsHttpAnswer {
+  long status = 0;
+  std::string body;
+};
+
+AwsHttpAnswer aws_http(const AwsHttpRequest& request, const std::string& provider);
+
+// The text of the first <name>...</name> in an XML answer (STS, S3), "" when there is none.
+std::string aws_xml_field(const std::string& body, std::string_view name);
+
+// A short, printable excerpt of an error answer for messages (at most 200 bytes of the S3/STS
+// <Code> and <Message> or the JSON "message"), or "" when there is none.
+std::string aws_error_detail(const std::string& body);
+
+}  // namespace ballast
