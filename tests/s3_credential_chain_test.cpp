@@ -79,6 +79,9 @@ TEST(AwsTime, ParsesTheFormsAwsWritesAndNothingElse) {
   EXPECT_EQ(AwsClock::to_time_t(*t), 1796645041);
   EXPECT_EQ(parse_aws_time("2026-12-07T12:04:01.731254Z"), t);
   EXPECT_EQ(parse_aws_time("2026-12-07T12:04:01+00:00"), t);
+  // Beyond the clock's range (2262) is kept as 2200, not overflowed.
+  EXPECT_EQ(parse_aws_time("9999-12-31T23:59:59Z"), parse_aws_time("2200-12-31T23:59:59Z"));
+  EXPECT_GT(parse_aws_time("9999-12-31T23:59:59Z"), t);
   for (const char* bad :
        {"", "2026-12-07", "2026-12-07T12:04:01", "2026-13-07T12:04:01Z",
         "2026-12-07T12:04:01+02:00", "2026-12-07 12:04:01Z", "tomorrow at noon, please"})

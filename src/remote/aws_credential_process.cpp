@@ -60,9 +60,16 @@ AwsCredentials run_credential_process(const std::string& command, const std::str
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  // A process group of its own, so that a process killed for its time takes its children
+  // along (they would otherwise keep running and hold the caller's stderr open).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = -1;
-  const int spawned =
-      ::posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char* const*>(argv), environ);
+  const int spawned = ::posix_spawn(&pid, "/bin/sh", &actions, &attributes,
+                                    const_cast<char* const*>(argv), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pipe_fds[1]);
   if (spawned != 0) {
@@ -74,7 +81,7 @@ AwsCredentials run_credential_process(const std::string& command, const std::str
       pipe_fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds), output,
       why);
   ::close(pipe_fds[0]);
-  if (!finished) ::kill(pid, SIGKILL);
+  if (!finished) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

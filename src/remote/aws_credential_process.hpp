@@ -2,7 +2,8 @@
 // /dev/null and the caller's stderr; its stdout must be the Version 1 JSON document
 // ({"Version": 1, "AccessKeyId", "SecretAccessKey", "SessionToken"?, "Expiration"?}). The
 // output is bounded (kMaxAwsAnswerBytes) and so is the time (kCredentialProcessSeconds: the
-// process is killed after it). Neither the command line nor the output ever reaches a message.
+// process, in a process group of its own, is killed with its children after it). Neither the
+// command line nor the output ever reaches a message.
 #pragma once
 
 #include <string>

@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -44,7 +45,8 @@ std::optional<AwsClock::time_point> parse_aws_time(std::string_view text) {
   if (parts.tm_mon < 1 || parts.tm_mon > 12 || parts.tm_mday < 1 || parts.tm_mday > 31 ||
       parts.tm_hour > 23 || parts.tm_min > 59 || parts.tm_sec > 60)
     return std::nullopt;
-  parts.tm_year -= 1900;
+  // Later than 2200 is kept as 2200: the clock's nanoseconds end in 2262.
+  parts.tm_year = std::min(parts.tm_year, 2200) - 1900;
   parts.tm_mon -= 1;
   return AwsClock::from_time_t(timegm(&parts));
 }

@@ -3,6 +3,8 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -123,8 +125,10 @@ AwsCredentials fetch_sso_credentials(const AwsSsoSettings& sso, const std::strin
       {"SecretAccessKey", role->value("secretAccessKey", nlohmann::json())},
       {"SessionToken", role->value("sessionToken", nlohmann::json())}};
   AwsCredentials c = aws_credentials_from_json(as_document.dump(), provider, "SessionToken");
-  c.expiration =
-      AwsClock::time_point(std::chrono::milliseconds((*role)["expiration"].get<int64_t>()));
+  // Milliseconds since the epoch, kept below the clock's end (2262) as parse_aws_time does.
+  const int64_t millis = std::clamp<int64_t>((*role)["expiration"].get<int64_t>(), 0,
+                                             int64_t{7258118400} * 1000);  // 2200-01-01
+  c.expiration = AwsClock::time_point(std::chrono::milliseconds(millis));
   check_aws_credentials(c, provider);
   return c;
 }
