@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <vector>
 
 #include <fmt/format.h>
 

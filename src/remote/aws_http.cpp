@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include <fmt/format.h>
@@ -70,6 +71,11 @@ AwsHttpAnswer aws_http(const AwsHttpRequest& request, const std::string& provide
   curl_easy_setopt(h, CURLOPT_NOPROXY,
                    "169.254.169.254,169.254.170.2,169.254.170.23,localhost,"
                    "127.0.0.1,::1,fd00:ec2::23,fd00:ec2::254");
+  for (const char* variable : {"AWS_CA_BUNDLE", "BALLAST_CA_BUNDLE", "CURL_CA_BUNDLE"})
+    if (const char* bundle = std::getenv(variable); bundle != nullptr && *bundle != '\0') {
+      curl_easy_setopt(h, CURLOPT_CAINFO, bundle);
+      break;
+    }
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   if (request.method == "POST" || !request.body.empty()) {
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.c_str());

@@ -1,8 +1,9 @@
 // One small HTTP request to a credential endpoint (STS, the SSO portal, the container
 // credentials endpoint, instance metadata): any method, a body of at most kMaxAwsAnswerBytes
 // kept (more is an error), no redirects followed, no proxy for link-local and loopback hosts,
-// and a deadline for the whole request. Failures to connect are Error(network) naming
-// `provider`; HTTP statuses are results.
+// and a deadline for the whole request. TLS is verified against AWS_CA_BUNDLE, else
+// BALLAST_CA_BUNDLE, else CURL_CA_BUNDLE, else libcurl's default. Failures to connect are
+// Error(network) naming `provider`; HTTP statuses are results.
 #pragma once
 
 #include <cstdint>
