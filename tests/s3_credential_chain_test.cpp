@@ -162,6 +162,32 @@ TEST_F(AwsCredentialChainTest, TheFirstConfiguredProviderWinsInTheSdkOrder) {
       << e.what();
 }
 
+TEST_F(AwsCredentialChainTest, RoleProfilesAreCheckedBeforeAnythingIsSent) {
+  write_file(home_ / ".aws/config",
+             "[profile a]\nrole_arn = arn:aws:iam::1:role/a\nsource_profile = b\n"
+             "[profile b]\nrole_arn = arn:aws:iam::1:role/b\nsource_profile = a\n"
+             "[profile both]\nrole_arn = r\nsource_profile = a\ncredential_source = Environment\n"
+             "[profile mfa]\nrole_arn = r\nsource_profile = a\nmfa_serial = arn:mfa\n"
+             "[profile odd]\nrole_arn = r\ncredential_source = Somewhere\n"
+             "[profile empty]\nrole_arn = r\nsource_profile = nothing\n"
+             "[profile nothing]\nregion = eu-west-1\n"
+             "[profile missing]\nrole_arn = r\nsource_profile = nobody\n"
+             "[profile lone]\nrole_arn = r\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"a", "starts a source_profile cycle"},
+      {"both", "both source_profile and credential_source"},
+      {"mfa", "needs an MFA code (mfa_serial)"},
+      {"odd", "credential_source = Somewhere, which gives no credentials"},
+      {"empty", "the source_profile 'nothing' of the AWS profile 'empty' gives no credentials"},
+      {"missing", "the AWS profile 'nobody' is in neither shared file"},
+      {"lone", "no AWS credentials found"}};  // role_arn alone is not a role profile
+  for (const auto& [name, message] : cases) {
+    setenv("AWS_PROFILE", name.c_str(), 1);
+    Error e = error_of([&] { chain(); });
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << name << ": " << e.what();
+  }
+}
+
 TEST_F(AwsCredentialChainTest, HalfAKeyPairIsAnError) {
   setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
   EXPECT_EQ(error_of([&] { chain(); }).code(), ErrorCode::auth);

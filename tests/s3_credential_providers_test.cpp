@@ -1,6 +1,8 @@
 // The AWS credential providers against local stand-ins, each proved by real signed S3 GETs
 // through the SigV4-verifying proxy (support/s3_server.hpp): web identity through moto's STS
-// (env and profile), the container endpoint (token and token file), IMDSv2 and SSO
+// (env and profile), roles assumed through moto's STS (source_profile, a chain of two roles,
+// credential_source = EcsContainer; each AssumeRole's signature checked by the proxy), the
+// container endpoint (token and token file), IMDSv2 and SSO
 // (tests/servers/aws_credentials_server.py), each provider's failures (error statuses,
 // malformed and oversized answers, refused tokens) as errors naming it without its secrets,
 // refresh counted by the stand-in (every signed request of a load with soon-expiring
@@ -137,6 +139,72 @@ TEST_F(S3CredentialProvidersTest, WebIdentityThroughStsSignsRealRequests) {
   auto cli = run_command(cli_path() + " inspect --no-cache --json s3://models/creds.safetensors");
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_EQ(json::parse(cli.out)["tensors"].size(), 1u);
+}
+
+// Roles assumed with a source profile's keys, through a chain of two roles, and with the
+// container's credentials: every AssumeRole is signed (the proxy checks it) with the source's.
+TEST_F(S3CredentialProvidersTest, AssumedRolesSignRealRequests) {
+  write_file(home_ / ".aws/credentials",
+             "[base]\naws_access_key_id = " + S3Server::kKeys.access_key +
+                 "\naws_secret_access_key = " + S3Server::kKeys.secret_key + "\n");
+  write_file(home_ / ".aws/config",
+             "[profile reader]\nrole_arn = arn:aws:iam::123456789012:role/reader\n"
+             "source_profile = base\nrole_session_name = ballast-role-test\n"
+             "external_id = ext-1\nduration_seconds = 900\n"
+             "[profile chained]\nrole_arn = arn:aws:iam::123456789012:role/second\n"
+             "source_profile = reader\n"
+             "[profile boxed]\nrole_arn = arn:aws:iam::123456789012:role/third\n"
+             "credential_source = EcsContainer\n");
+  setenv("AWS_ENDPOINT_URL_STS", server().endpoint().c_str(), 1);
+  auto assume_roles = [&] {
+    std::vector<json> sts;
+    for (const auto& r : server().requests())
+      if (r.contains("action")) sts.push_back(r);
+    return sts;
+  };
+  setenv("AWS_PROFILE", "reader", 1);
+  server().clear_log();
+  EXPECT_EQ(load(), "abcd");
+  auto sts = assume_roles();
+  ASSERT_EQ(sts.size(), 1u);
+  EXPECT_EQ(sts[0]["action"], "AssumeRole");
+  EXPECT_EQ(sts[0]["status"], 200);
+  EXPECT_EQ(sts[0]["signed_by"], S3Server::kKeys.access_key);
+  EXPECT_EQ(sts[0]["role_arn"], "arn:aws:iam::123456789012:role/reader");
+  EXPECT_EQ(sts[0]["session_name"], "ballast-role-test");
+  setenv("AWS_PROFILE", "chained", 1);
+  server().clear_log();
+  EXPECT_EQ(load(), "abcd");
+  sts = assume_roles();
+  ASSERT_EQ(sts.size(), 2u);
+  EXPECT_EQ(sts[0]["signed_by"], S3Server::kKeys.access_key);
+  EXPECT_EQ(sts[1]["role_arn"], "arn:aws:iam::123456789012:role/second");
+  EXPECT_TRUE(sts[1]["signed_by"].get<std::string>().starts_with("ASIA")) << sts[1].dump();
+  setenv("AWS_PROFILE", "boxed", 1);
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", stand_in_.url("/container/credentials").c_str(), 1);
+  setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", kCallerSecret, 1);
+  server().clear_log();
+  EXPECT_EQ(load(), "abcd");
+  sts = assume_roles();
+  ASSERT_EQ(sts.size(), 1u);
+  EXPECT_EQ(sts[0]["signed_by"], S3Server::kTemporaryKeys.access_key);
+  // A refused AssumeRole names the role and the source, never the secret.
+  const std::string wrong = "not-the-base-secret-9876";
+  write_file(home_ / ".aws/credentials",
+             "[base]\naws_access_key_id = " + S3Server::kKeys.access_key +
+                 "\naws_secret_access_key = " + wrong + "\n");
+  setenv("AWS_PROFILE", "reader", 1);
+  Error e = error_of([&] { load(); });
+  EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
+  EXPECT_NE(std::string(e.what()).find("the role arn:aws:iam::123456789012:role/reader (profile "
+                                       "'reader'): AssumeRole answered HTTP 403 "
+                                       "SignatureDoesNotMatch"),
+            std::string::npos)
+      << e.what();
+  EXPECT_NE(std::string(e.what()).find("signed with credentials from profile 'base'"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(std::string(e.what()).find(wrong), std::string::npos) << e.what();
 }
 
 TEST_F(S3CredentialProvidersTest, WebIdentityFailuresNameTheProviderNotTheToken) {

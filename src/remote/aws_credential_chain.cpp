@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "remote/aws_assume_role.hpp"
 #include "remote/aws_container_credentials.hpp"
 #include "remote/aws_credential_process.hpp"
 #include "remote/aws_imds.hpp"
@@ -18,6 +20,8 @@ namespace ballast {
 namespace {
 
 using Provider = std::shared_ptr<AwsCredentialProvider>;
+
+constexpr size_t kMaxRoleChain = 8;  // source_profile hops
 
 std::string lowercase(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -40,6 +44,15 @@ Provider static_keys(AwsCredentials keys, const std::string& description, const 
                                                  std::move(keys));
 }
 
+Provider environment_keys() {
+  return static_keys({aws_env("AWS_ACCESS_KEY_ID"),
+                      aws_env("AWS_SECRET_ACCESS_KEY"),
+                      aws_env("AWS_SESSION_TOKEN"),
+                      {}},
+                     "the environment (AWS_ACCESS_KEY_ID)",
+                     "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+}
+
 Provider profile_keys(const IniSection& section, const std::string& description) {
   return static_keys({section_value(section, "aws_access_key_id"),
                       section_value(section, "aws_secret_access_key"),
@@ -52,6 +65,101 @@ template <typename Fetch>
 Provider refreshing(const std::string& description, Fetch fetch) {
   return std::make_shared<AwsCredentialProvider>("credentials from " + description,
                                                  std::move(fetch));
+}
+
+Provider container_provider() {
+  auto url = aws_container_credentials_url();
+  if (!url) return nullptr;
+  const std::string description = fmt::format("the container endpoint ({})", redact_url(*url));
+  return refreshing(description, [url = *url, description] {
+    return fetch_container_credentials(url, description);
+  });
+}
+
+Provider imds_provider(const AwsImdsSettings& settings) {
+  const std::string description = fmt::format("instance metadata ({})", settings.endpoint);
+  return refreshing(description, [settings, description] {
+    return fetch_imds_credentials(settings, description);
+  });
+}
+
+Provider profile_provider(const AwsProfile& profile, const std::string& region,
+                          std::set<std::string>& visited, bool with_environment);
+
+// The credentials a role is assumed with: its source_profile's, or its credential_source.
+Provider role_source(const AwsProfile& profile, const std::string& region,
+                     std::set<std::string>& visited) {
+  if (std::string source = profile.get("credential_source"); !source.empty()) {
+    Provider p;
+    if (source == "Environment") p = environment_keys();
+    if (source == "EcsContainer") p = container_provider();
+    if (source == "Ec2InstanceMetadata")
+      if (auto imds = aws_imds_settings()) p = imds_provider(*imds);
+    if (!p)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("the AWS profile '{}' has credential_source = {}, which gives no "
+                              "credentials (Environment, EcsContainer and Ec2InstanceMetadata "
+                              "are known)",
+                              profile.name, source.substr(0, 40)),
+                  {.source = profile.where()});
+    return p;
+  }
+  const std::string name = profile.get("source_profile");
+  const std::string where = profile.where();
+  if (name == profile.name) {  // the profile's own keys, as the AWS CLI allows
+    if (Provider p = profile_keys(profile.credentials, where)) return p;
+    if (Provider p = profile_keys(profile.config, where)) return p;
+  } else if (visited.size() < kMaxRoleChain && visited.insert(name).second) {
+    if (Provider p = profile_provider(load_aws_profile(name, true), region, visited, false))
+      return p;
+  } else {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("the AWS profile '{}' starts a source_profile cycle or a chain longer "
+                            "than {} profiles",
+                            profile.name, kMaxRoleChain),
+                {.source = where});
+  }
+  throw Error(ErrorCode::auth,
+              fmt::format("the source_profile '{}' of the AWS profile '{}' gives no credentials",
+                          name, profile.name),
+              {.source = where});
+}
+
+// What a profile itself provides, in the AWS CLI's order: an assumed role, web identity, SSO,
+// the credentials file's keys, credential_process, the config file's keys.
+Provider profile_provider(const AwsProfile& profile, const std::string& region,
+                          std::set<std::string>& visited, bool with_environment) {
+  if (auto role = aws_assume_role_settings(profile, region)) {
+    Provider source = role_source(profile, region, visited);
+    const std::string description =
+        fmt::format("the role {} (profile '{}')", role->role_arn, profile.name);
+    return refreshing(description, [role = *role, source, description] {
+      return fetch_assumed_role_credentials(role, *source, description);
+    });
+  }
+  if (auto web = aws_web_identity_settings(profile, region, with_environment)) {
+    const std::string description = fmt::format("web identity (role {})", web->role_arn);
+    return refreshing(description, [web = *web, description] {
+      return fetch_web_identity_credentials(web, description);
+    });
+  }
+  if (auto sso = aws_sso_settings(profile)) {
+    const std::string description = fmt::format("SSO (profile '{}', account {}, role {})",
+                                                profile.name, sso->account_id, sso->role_name);
+    return refreshing(
+        description, [sso = *sso, description] { return fetch_sso_credentials(sso, description); });
+  }
+  if (Provider p = profile_keys(profile.credentials, fmt::format("profile '{}' in {}", profile.name,
+                                                                 aws_credentials_file().string())))
+    return p;
+  if (std::string command = profile.get("credential_process"); !command.empty()) {
+    const std::string description = fmt::format("credential_process of profile '{}'", profile.name);
+    return refreshing(description, [command, description] {
+      return run_credential_process(command, description);
+    });
+  }
+  return profile_keys(profile.config,
+                      fmt::format("profile '{}' in {}", profile.name, aws_config_file().string()));
 }
 
 }  // namespace
@@ -67,50 +175,14 @@ bool aws_no_sign_request() {
 std::shared_ptr<AwsCredentialProvider> aws_default_credentials(const AwsProfile& profile,
                                                                const std::string& region,
                                                                const std::string& what) {
-  if (Provider p = static_keys({aws_env("AWS_ACCESS_KEY_ID"),
-                                aws_env("AWS_SECRET_ACCESS_KEY"),
-                                aws_env("AWS_SESSION_TOKEN"),
-                                {}},
-                               "the environment (AWS_ACCESS_KEY_ID)",
-                               "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
-    return p;
-  if (auto web = aws_web_identity_settings(profile, region)) {
-    const std::string description = fmt::format("web identity (role {})", web->role_arn);
-    return refreshing(description, [web = *web, description] {
-      return fetch_web_identity_credentials(web, description);
-    });
-  }
-  if (auto sso = aws_sso_settings(profile)) {
-    const std::string description = fmt::format("SSO (profile '{}', account {}, role {})",
-                                                profile.name, sso->account_id, sso->role_name);
-    return refreshing(
-        description, [sso = *sso, description] { return fetch_sso_credentials(sso, description); });
-  }
-  const std::string in_credentials =
-      fmt::format("profile '{}' in {}", profile.name, aws_credentials_file().string());
-  if (Provider p = profile_keys(profile.credentials, in_credentials)) return p;
-  if (std::string command = profile.get("credential_process"); !command.empty()) {
-    const std::string description = fmt::format("credential_process of profile '{}'", profile.name);
-    return refreshing(description, [command, description] {
-      return run_credential_process(command, description);
-    });
-  }
-  const std::string in_config =
-      fmt::format("profile '{}' in {}", profile.name, aws_config_file().string());
-  if (Provider p = profile_keys(profile.config, in_config)) return p;
-  if (auto url = aws_container_credentials_url()) {
-    const std::string description = fmt::format("the container endpoint ({})", redact_url(*url));
-    return refreshing(description, [url = *url, description] {
-      return fetch_container_credentials(url, description);
-    });
-  }
+  if (Provider p = environment_keys()) return p;
+  std::set<std::string> visited{profile.name};
+  if (Provider p = profile_provider(profile, region, visited, true)) return p;
+  if (Provider p = container_provider()) return p;
   std::string imds = "turned off by AWS_EC2_METADATA_DISABLED";
   if (auto settings = aws_imds_settings()) {
-    const std::string description = fmt::format("instance metadata ({})", settings->endpoint);
     try {
-      return refreshing(description, [settings = *settings, description] {
-        return fetch_imds_credentials(settings, description);
-      });
+      return imds_provider(*settings);
     } catch (const Error& e) {
       imds = e.message();
     }
@@ -119,12 +191,12 @@ std::shared_ptr<AwsCredentialProvider> aws_default_credentials(const AwsProfile&
       ErrorCode::auth,
       fmt::format(
           "no AWS credentials found; ballast looked at the environment (AWS_ACCESS_KEY_ID, "
-          "AWS_SECRET_ACCESS_KEY), web identity (AWS_WEB_IDENTITY_TOKEN_FILE), {} and {} "
-          "(keys, sso_session, credential_process, web_identity_token_file), the container "
-          "endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, AWS_CONTAINER_CREDENTIALS_FULL_URI) "
-          "and instance metadata ({}). For a public bucket, ask for unsigned requests with "
-          "--no-sign-request or AWS_NO_SIGN_REQUEST=true",
-          in_credentials, in_config, imds),
+          "AWS_SECRET_ACCESS_KEY), web identity (AWS_WEB_IDENTITY_TOKEN_FILE), profile '{}' in "
+          "{} and {} (role_arn, web_identity_token_file, sso_session, keys, "
+          "credential_process), the container endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, "
+          "AWS_CONTAINER_CREDENTIALS_FULL_URI) and instance metadata ({}). For a public bucket, "
+          "ask for unsigned requests with --no-sign-request or AWS_NO_SIGN_REQUEST=true",
+          profile.name, aws_credentials_file().string(), aws_config_file().string(), imds),
       {.source = what});
 }
 

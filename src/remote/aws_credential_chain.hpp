@@ -1,14 +1,17 @@
 // The AWS SDKs' default credential chain, in the AWS CLI's order; the first provider that is
 // configured gives the credentials (its failure is the error, the chain does not go on):
 //   1. the environment: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN)
-//   2. web identity: AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN, or the profile's
+//   2. an assumed role: the profile's role_arn with source_profile (whose own credentials,
+//      found by 2-7 without the environment, sign AssumeRole; chains of roles too) or
+//      credential_source (aws_assume_role.hpp)
+//   3. web identity: AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN, or the profile's
 //      web_identity_token_file + role_arn, through STS (aws_web_identity.hpp)
-//   3. SSO: the profile's sso_* settings and the token cache (aws_sso.hpp)
-//   4. the profile's aws_access_key_id + aws_secret_access_key in the credentials file
-//   5. the profile's credential_process (aws_credential_process.hpp)
-//   6. the profile's aws_access_key_id + aws_secret_access_key in the config file
-//   7. the container endpoint (aws_container_credentials.hpp)
-//   8. EC2 instance metadata, IMDSv2 (aws_imds.hpp); here a failure counts as "not found"
+//   4. SSO: the profile's sso_* settings and the token cache (aws_sso.hpp)
+//   5. the profile's aws_access_key_id + aws_secret_access_key in the credentials file
+//   6. the profile's credential_process (aws_credential_process.hpp)
+//   7. the profile's aws_access_key_id + aws_secret_access_key in the config file
+//   8. the container endpoint (aws_container_credentials.hpp)
+//   9. EC2 instance metadata, IMDSv2 (aws_imds.hpp); here a failure counts as "not found"
 // Temporary credentials are refreshed before they expire (aws_credential_provider.hpp). None
 // found is Error(auth) listing where ballast looked; unsigned requests are made only when
 // asked for (AWS_NO_SIGN_REQUEST=true, the CLI's --no-sign-request).

@@ -1,15 +1,17 @@
 // One small HTTP request to a credential endpoint (STS, the SSO portal, the container
 // credentials endpoint, instance metadata): any method, a body of at most kMaxAwsAnswerBytes
 // kept (more is an error), no redirects followed, no proxy for link-local and loopback hosts,
-// and a deadline for the whole request. TLS is verified against AWS_CA_BUNDLE, else
-// BALLAST_CA_BUNDLE, else CURL_CA_BUNDLE, else libcurl's default. Failures to connect are
-// Error(network) naming `provider`; HTTP statuses are results.
+// and a deadline for the whole request; SigV4-signed by libcurl when asked (STS AssumeRole). TLS is
+// verified against AWS_CA_BUNDLE, else BALLAST_CA_BUNDLE, else CURL_CA_BUNDLE, else libcurl's
+// default. Failures to connect are Error(network) naming `provider`; HTTP statuses are results.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+
+#include "remote/aws_credentials.hpp"
 
 namespace ballast {
 
@@ -21,6 +23,10 @@ struct AwsHttpRequest {
   std::map<std::string, std::string> headers;  // secrets possible: never printed
   std::string body;
   double timeout_seconds = 5;  // connect timeout and deadline of the whole request
+  // SigV4 with these credentials (their token as X-Amz-Security-Token) for "REGION:SERVICE";
+  // unsigned when signing_scope is empty.
+  AwsCredentials signing_keys;
+  std::string signing_scope;
 };
 
 struct AwsHttpAnswer {

@@ -41,8 +41,12 @@ fs::path aws_config_file() { return aws_file("AWS_CONFIG_FILE", "config"); }
 AwsProfile load_aws_profile() {
   std::string named = aws_env("AWS_PROFILE");
   if (named.empty()) named = aws_env("AWS_DEFAULT_PROFILE");
+  return load_aws_profile(named.empty() ? "default" : named, !named.empty());
+}
+
+AwsProfile load_aws_profile(const std::string& name, bool must_exist) {
   AwsProfile profile;
-  profile.name = named.empty() ? "default" : named;
+  profile.name = name;
   if (auto file = read_ini_file(aws_credentials_file()))
     if (auto it = file->find(profile.name); it != file->end()) {
       profile.credentials = it->second;
@@ -66,9 +70,9 @@ AwsProfile load_aws_profile() {
       profile.sso_session = section->second;
     }
   }
-  if (!named.empty() && !profile.found)
+  if (must_exist && !profile.found)
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("the AWS profile '{}' is in neither shared file", named),
+                fmt::format("the AWS profile '{}' is in neither shared file", name),
                 {.source = fmt::format("{}, {}", aws_credentials_file().string(),
                                        aws_config_file().string())});
   return profile;

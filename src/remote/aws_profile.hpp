@@ -33,5 +33,7 @@ std::filesystem::path aws_config_file();
 // Throws invalid_argument for a named profile (AWS_PROFILE, AWS_DEFAULT_PROFILE) that neither
 // file has, or an sso_session that the config file lacks; limit_exceeded for an oversized file.
 AwsProfile load_aws_profile();
+// The profile `name` (a source_profile); `must_exist` makes its absence invalid_argument.
+AwsProfile load_aws_profile(const std::string& name, bool must_exist);
 
 }  // namespace ballast

@@ -5,6 +5,7 @@
 
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "remote/aws_assume_role.hpp"
 #include "remote/aws_http.hpp"
 #include "remote/url.hpp"
 
@@ -20,11 +21,14 @@ std::string trimmed(std::string text) {
 }  // namespace
 
 std::optional<AwsWebIdentitySettings> aws_web_identity_settings(const AwsProfile& profile,
-                                                                const std::string& region) {
-  AwsWebIdentitySettings s{aws_env("AWS_WEB_IDENTITY_TOKEN_FILE"),
-                           aws_env("AWS_ROLE_ARN"),
-                           aws_env("AWS_ROLE_SESSION_NAME"),
-                           {}};
+                                                                const std::string& region,
+                                                                bool with_environment) {
+  AwsWebIdentitySettings s;
+  if (with_environment)
+    s = {aws_env("AWS_WEB_IDENTITY_TOKEN_FILE"),
+         aws_env("AWS_ROLE_ARN"),
+         aws_env("AWS_ROLE_SESSION_NAME"),
+         {}};
   if (s.token_file.empty()) {
     s = {profile.get("web_identity_token_file"),
          profile.get("role_arn"),
@@ -38,11 +42,7 @@ std::optional<AwsWebIdentitySettings> aws_web_identity_settings(const AwsProfile
                 "web_identity_token_file) without a role (AWS_ROLE_ARN or role_arn)");
   if (s.session_name.empty())
     s.session_name = fmt::format("ballast-{}", AwsClock::to_time_t(AwsClock::now()));
-  std::string endpoint = aws_env("AWS_ENDPOINT_URL_STS");
-  if (endpoint.empty()) endpoint = aws_env("AWS_ENDPOINT_URL");
-  if (endpoint.empty()) endpoint = fmt::format("https://sts.{}.amazonaws.com", region);
-  while (endpoint.ends_with('/')) endpoint.pop_back();
-  s.sts_endpoint = endpoint;
+  s.sts_endpoint = aws_sts_endpoint(region);
   return s;
 }
 

@@ -22,10 +22,12 @@ struct AwsWebIdentitySettings {
   std::string sts_endpoint;  // no trailing slash
 };
 
-// nullopt when neither the environment nor the profile names a token file; Error
-// (invalid_argument) for a token file without a role.
+// nullopt when neither the environment (unless `with_environment` is false: a
+// source_profile) nor the profile names a token file; Error(invalid_argument) for a token
+// file without a role.
 std::optional<AwsWebIdentitySettings> aws_web_identity_settings(const AwsProfile& profile,
-                                                                const std::string& region);
+                                                                const std::string& region,
+                                                                bool with_environment = true);
 
 AwsCredentials fetch_web_identity_credentials(const AwsWebIdentitySettings& settings,
                                               const std::string& provider);

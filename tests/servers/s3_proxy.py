@@ -20,11 +20,14 @@ carrying their Authorization header, which moto takes as "signed" without checki
 its answers come back.
 
 STS too: an unsigned POST of the query form with Action=AssumeRoleWithWebIdentity (what an
-AWS SDK sends for web identity credentials) goes to moto's STS, and the temporary key pair and
-session token in its answer become known keys, so S3 requests signed with them pass.
+AWS SDK sends for web identity credentials), or one with Action=AssumeRole signed (service
+"sts", checked as above with botocore's SigV4Auth over the body) with known keys, goes to
+moto's STS, and the temporary key pair and session token in its answer become known keys, so
+requests signed with them pass.
 
   GET /_stats   JSON: every request that reached moto (method, host, path-style path, range,
-                status, bytes; for STS: action, role_arn, session_name, web_identity_token)
+                status, bytes; for STS: action, role_arn, session_name, web_identity_token,
+                signed_by: the access key of a signed request)
   POST /_reset  clears the stats
 """
 import ctypes
@@ -43,13 +46,13 @@ import time
 import urllib.parse
 from xml.sax.saxutils import escape
 
-from botocore.auth import S3SigV4Auth
+from botocore.auth import S3SigV4Auth, SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 MAX_BODY = 256 << 20
 AUTH = re.compile(
-    r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/s3/aws4_request, ?"
+    r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/(s3|sts)/aws4_request, ?"
     r"SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})"
 )
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
@@ -102,7 +105,9 @@ def verify(handler, body):
     m = AUTH.fullmatch(auth)
     if not m:
         raise S3Error(400, "AuthorizationHeaderMalformed", "The authorization header is malformed")
-    access, date, scope_region, signed, signature = m.groups()
+    access, date, scope_region, service, signed, signature = m.groups()
+    if service == "sts" and handler.command != "POST":
+        raise S3Error(400, "AuthorizationHeaderMalformed", "STS is asked by POST here")
     if access not in keys:
         raise S3Error(
             403,
@@ -120,6 +125,8 @@ def verify(handler, body):
     secret, token = keys[access]
     amz_date = handler.headers.get("X-Amz-Date", "")
     content_sha = handler.headers.get("X-Amz-Content-SHA256")
+    if service == "sts":  # the payload hash is computed from the body, not sent
+        content_sha = hashlib.sha256(body).hexdigest()
     if content_sha is None:
         raise S3Error(400, "InvalidRequest", "Missing required header: x-amz-content-sha256")
     payload_hashed = re.fullmatch(r"[0-9a-f]{64}", content_sha) is not None
@@ -141,9 +148,10 @@ def verify(handler, body):
             raise S3Error(403, "SignatureDoesNotMatch", f"the signed header {name} is missing")
         headers[name] = ",".join(values)
     url = "http://" + headers.get("host", "") + handler.path
-    request = AWSRequest(method=handler.command, url=url, headers=headers)
+    request = AWSRequest(method=handler.command, url=url, headers=headers, data=body)
     request.context["timestamp"] = amz_date
-    signer = S3SigV4Auth(Credentials(access, secret, token), "s3", region)
+    auth = S3SigV4Auth if service == "s3" else SigV4Auth
+    signer = auth(Credentials(access, secret, token), service, region)
     canonical = signer.canonical_request(request)
     string_to_sign = signer.string_to_sign(request, canonical)
     expected = signer.signature(string_to_sign, request)
@@ -201,10 +209,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 stats.clear()
             self.send_body(200, [], b"")
             return
-        if self.command == "POST" and "Authorization" not in self.headers:
+        if self.command == "POST":
             form = dict(urllib.parse.parse_qsl(body.decode("utf-8", "replace")))
-            if form.get("Action") == "AssumeRoleWithWebIdentity":
-                self.assume_role_with_web_identity(body, form)
+            signed = "Authorization" in self.headers
+            if form.get("Action") == ("AssumeRole" if signed else "AssumeRoleWithWebIdentity"):
+                try:
+                    if signed:
+                        verify(self, body)
+                except S3Error as e:
+                    self.send_body(e.status, [("Content-Type", "application/xml")], error_xml(e))
+                    return
+                self.sts(body, form)
                 return
         try:
             verify(self, body)
@@ -234,10 +249,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             )
         self.send_body(response.status, out, data, size)
 
-    def assume_role_with_web_identity(self, body, form):
+    def sts(self, body, form):
         upstream = http.client.HTTPConnection("127.0.0.1", moto_port, timeout=30)
-        upstream.request("POST", "/", body=body, headers={
-            "Content-Type": self.headers.get("Content-Type", "")})
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "expect")}
+        upstream.request("POST", "/", body=body, headers=headers)
         response = upstream.getresponse()
         data = response.read()
         upstream.close()
@@ -259,6 +274,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "role_arn": form.get("RoleArn", ""),
                     "session_name": form.get("RoleSessionName", ""),
                     "web_identity_token": form.get("WebIdentityToken", ""),
+                    "signed_by": AUTH.fullmatch(self.headers["Authorization"]).group(1)
+                    if "Authorization" in self.headers
+                    else "",
                     "status": response.status,
                     "bytes": len(data),
                 }
