@@ -198,7 +198,7 @@ TEST_F(S3CredentialProvidersTest, AssumedRolesSignRealRequests) {
   EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
   EXPECT_NE(std::string(e.what()).find("the role arn:aws:iam::123456789012:role/reader (profile "
                                        "'reader'): AssumeRole answered HTTP 403 "
-                                       "SignatureDoesNotMatch"),
+                                       "(SignatureDoesNotMatch"),
             std::string::npos)
       << e.what();
   EXPECT_NE(std::string(e.what()).find("signed with credentials from profile 'base'"),
@@ -250,7 +250,7 @@ TEST_F(S3CredentialProvidersTest, ProviderFailuresAreBoundedErrorsNamingTheProvi
   setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", stand_in_.url("/container/credentials").c_str(), 1);
   setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", kCallerSecret, 1);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"500", "answered HTTP 500 the stand-in fails on purpose"},
+      {"500", "answered HTTP 500 (the stand-in fails on purpose)"},
       {"malformed", "the answer is not a JSON object"},
       {"huge", "the answer is larger than 65536 bytes"},
       {"expired", "the credentials it gave have expired"}};

@@ -71,7 +71,7 @@ AwsCredentials fetch_assumed_role_credentials(const AwsAssumeRoleSettings& setti
                provider);
   if (answer.status != 200)
     throw Error(ErrorCode::auth,
-                fmt::format("{}: AssumeRole answered HTTP {} {} (signed with {})", provider,
+                fmt::format("{}: AssumeRole answered HTTP {}{}, signed with {}", provider,
                             answer.status, aws_error_detail(answer.body), source.description()),
                 {.source = redact_url(settings.sts_endpoint)});
   const std::string result = aws_xml_field(answer.body, "Credentials");

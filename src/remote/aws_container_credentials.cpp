@@ -79,7 +79,7 @@ AwsCredentials fetch_container_credentials(const std::string& url, const std::st
   const AwsHttpAnswer answer = aws_http(request, provider);
   if (answer.status != 200)
     throw Error(ErrorCode::auth,
-                fmt::format("{}: the endpoint answered HTTP {} {}", provider, answer.status,
+                fmt::format("{}: the endpoint answered HTTP {}{}", provider, answer.status,
                             aws_error_detail(answer.body)),
                 {.source = redact_url(url)});
   return aws_credentials_from_json(answer.body, provider, "Token");

@@ -121,8 +121,9 @@ std::string aws_error_detail(const std::string& body) {
         if (auto it = json.find(key); it != json.end() && it->is_string())
           message = it->get<std::string>();
   }
-  if (code.empty()) return printable(message);
-  return printable(message.empty() ? code : code + ": " + message);
+  const std::string detail =
+      code.empty() || message.empty() ? code + message : code + ": " + message;
+  return detail.empty() ? "" : " (" + printable(detail) + ")";
 }
 
 }  // namespace ballast

@@ -39,8 +39,8 @@ AwsHttpAnswer aws_http(const AwsHttpRequest& request, const std::string& provide
 // The text of the first <name>...</name> in an XML answer (STS, S3), "" when there is none.
 std::string aws_xml_field(const std::string& body, std::string_view name);
 
-// A short, printable excerpt of an error answer for messages (at most 200 bytes of the S3/STS
-// <Code> and <Message> or the JSON "message"), or "" when there is none.
+// A short, printable excerpt of an error answer for messages, " (CODE: message)" (at most 200
+// bytes of the S3/STS <Code> and <Message> or the JSON "message"), or "" when there is none.
 std::string aws_error_detail(const std::string& body);
 
 }  // namespace ballast

@@ -52,7 +52,7 @@ AwsHttpAnswer imds_request(const AwsImdsSettings& settings, AwsHttpRequest reque
 
 void expect_ok(const AwsHttpAnswer& answer, const std::string& provider, const char* what) {
   if (answer.status != 200)
-    throw Error(ErrorCode::auth, fmt::format("{}: {} answered HTTP {} {}", provider, what,
+    throw Error(ErrorCode::auth, fmt::format("{}: {} answered HTTP {}{}", provider, what,
                                              answer.status, aws_error_detail(answer.body)));
 }
 

@@ -107,7 +107,7 @@ AwsCredentials fetch_sso_credentials(const AwsSsoSettings& sso, const std::strin
       provider);
   if (answer.status != 200)
     throw Error(ErrorCode::auth,
-                fmt::format("{}: GetRoleCredentials answered HTTP {} {}", provider, answer.status,
+                fmt::format("{}: GetRoleCredentials answered HTTP {}{}", provider, answer.status,
                             aws_error_detail(answer.body)),
                 {.source = sso.portal});
   const nlohmann::json document = nlohmann::json::parse(answer.body, nullptr, false);

@@ -67,7 +67,7 @@ AwsCredentials fetch_web_identity_credentials(const AwsWebIdentitySettings& sett
                provider);
   if (answer.status != 200)
     throw Error(ErrorCode::auth,
-                fmt::format("{}: AssumeRoleWithWebIdentity answered HTTP {} {}", provider,
+                fmt::format("{}: AssumeRoleWithWebIdentity answered HTTP {}{}", provider,
                             answer.status, aws_error_detail(answer.body)),
                 {.source = redact_url(settings.sts_endpoint)});
   const std::string result = aws_xml_field(answer.body, "Credentials");
