@@ -218,7 +218,11 @@ HttpResult HttpClient::perform_hop(const HttpRequest& request, const std::string
     std::erase_if(merged, [&](const auto& kv) { return lowercase(kv.first) == key; });
     merged[name] = value;
   }
-  if (keys && !keys->session_token.empty()) merged["x-amz-security-token"] = keys->session_token;
+  if (keys && !keys->session_token.empty()) {  // the current token, whatever a caller set
+    std::erase_if(merged,
+                  [](const auto& kv) { return lowercase(kv.first) == "x-amz-security-token"; });
+    merged["x-amz-security-token"] = keys->session_token;
+  }
   curl_slist* header_list = nullptr;
   for (const auto& [name, value] : merged)
     header_list = curl_slist_append(header_list, fmt::format("{}: {}", name, value).c_str());
