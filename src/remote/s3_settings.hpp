@@ -3,8 +3,8 @@
 // the profile (AWS_PROFILE, AWS_DEFAULT_PROFILE, else "default") in the shared files:
 //   credentials  the AWS SDKs' default chain (aws_credential_chain.hpp): environment,
 //                assumed roles, web identity, SSO, profile keys, credential_process,
-//                container, instance metadata; none found is an error. Unsigned requests only when asked for:
-//                AWS_NO_SIGN_REQUEST=true (the CLI's --no-sign-request)
+//                container, instance metadata; none found is an error. Unsigned requests
+//                only when asked for: AWS_NO_SIGN_REQUEST=true (the CLI's --no-sign-request)
 //   region       AWS_REGION, AWS_DEFAULT_REGION, the profile's `region`, else us-east-1
 //   endpoint     AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's `s3.endpoint_url` or
 //                `endpoint_url`, else https://s3.REGION.amazonaws.com
