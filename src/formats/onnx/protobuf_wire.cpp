@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 #include "util/op_count.hpp"
 
@@ -47,7 +48,7 @@ std::span<const std::byte> WireInput::peek(uint64_t offset, size_t n) {
 
 void WireInput::copy(uint64_t offset, std::span<std::byte> out) {
   if (!range_inside(offset, out.size(), size_))
-    fail(fmt::format("a {}-byte field runs past the end of the file", out.size()), offset);
+    fail(truncated_message(checked_add(offset, out.size()), size_), offset);
   if (out.empty()) return;
   if (map_) {
     std::memcpy(out.data(), map_->data() + offset, out.size());
