@@ -1,7 +1,7 @@
 // The CLI's download progress, for real: `ballast fetch` of a URL served on 127.0.0.1 by a
-// server that paces its bytes (8 KiB every 0.1 s), run under a pseudo-terminal of 60 columns
-// (the bar with bytes, rate and ETA redrawn in place, never wider than the terminal, no stale
-// or partial line left: a small terminal emulator replays what was written), with stderr a
+// server that paces its bytes (256 KiB every 20 ms), run under pseudo-terminals of 100 and 44
+// columns (the bar with bytes, rate and ETA redrawn in place, never wider than the terminal, no
+// stale or partial line left: a small terminal emulator replays what was written), with stderr a
 // pipe (a line every few seconds and a final one, no escape codes), with -q and with
 // HF_HUB_DISABLE_PROGRESS_BARS (nothing on stderr).
 #include <gtest/gtest.h>
@@ -19,11 +19,11 @@
 namespace ballast::test {
 namespace {
 
-// Serves FOLDER's files with Range support; bodies over 8 KiB come 8 KiB every 0.1 s.
+// Serves FOLDER's files with Range support; bodies over 256 KiB come 256 KiB every 20 ms.
 constexpr const char* kPacedServer = R"PY(
 import http.server, os, re, sys, time
 FOLDER = sys.argv[1]
-PIECE = 8192
+PIECE = 256 << 10
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *args): pass
@@ -47,7 +47,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if head: return
         for i in range(0, len(body), PIECE):
             self.wfile.write(body[i:i + PIECE]); self.wfile.flush()
-            if len(body) > PIECE: time.sleep(0.1)
+            if len(body) > PIECE: time.sleep(0.02)
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()
@@ -110,10 +110,7 @@ print(json.dumps({"rc": rc, "stdout": out.decode(), "raw": text, "col": col, "wi
 class CliProgress : public testing::Test {
  protected:
   void SetUp() override {
-    // 160 KiB: 20 pieces, about two seconds of progress.
-    std::string bytes(160 << 10, '\0');
-    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + 1);
-    write_file(dir_ / "paced.safetensors", safetensors_file({{"w", "U8", {160 << 10}, bytes}}));
+    write_file(dir_ / "small.safetensors", safetensors_file({{"w", "U8", {4}, "abcd"}}));
     server_ = std::make_unique<Process>(
         std::vector<std::string>{kDebianPython, "-c", kPacedServer, dir_.path().string()});
     auto line = server_->read_line(std::chrono::seconds(20));
@@ -121,11 +118,21 @@ class CliProgress : public testing::Test {
     std::istringstream(*line) >> port_;
   }
 
-  // `ballast fetch URL` into a fresh cache (so that it downloads), with `extra` options.
-  std::string fetch_command(const std::string& extra = "") {
+  // 20 MiB, about 1.6 s to download. The library reports a ranged download's progress as each
+  // piece of download_chunk_bytes x connections is written (16 MiB with --connections 1), the
+  // probe's first 64 KiB before: three reports, the middle one with a rate and an ETA.
+  void write_big_file() {
+    std::string bytes(20 << 20, '\0');
+    for (size_t i = 0; i < bytes.size(); i += 4096) bytes[i] = static_cast<char>(i / 4096);
+    write_file(dir_ / "big.safetensors", safetensors_file({{"w", "U8", {20 << 20}, bytes}}));
+  }
+
+  // `ballast fetch URL` of `file` into a fresh cache (so that it downloads), with `extra`.
+  std::string fetch_command(const std::string& extra = "",
+                            const std::string& file = "small.safetensors") {
     const auto cache = dir_ / ("cache" + std::to_string(++runs_));
     return cli_path() + " fetch " + extra + " --cache-dir " + shell_quote(cache.string()) + " " +
-           shell_quote("http://127.0.0.1:" + std::to_string(port_) + "/paced.safetensors");
+           shell_quote("http://127.0.0.1:" + std::to_string(port_) + "/" + file);
   }
 
   TempDir dir_;
@@ -133,22 +140,17 @@ class CliProgress : public testing::Test {
   int port_ = 0, runs_ = 0;
 };
 
-TEST_F(CliProgress, TerminalGetsABarThatFitsAndLeavesNoStaleLines) {
-  constexpr int kColumns = 60;
-  const nlohmann::json r = nlohmann::json::parse(
-      run_python(kPtyRun, {std::to_string(kColumns), "/bin/sh", "-c", fetch_command()}));
-  ASSERT_EQ(r["rc"], 0) << r["raw"];
-  EXPECT_NE(r["stdout"].get<std::string>().find("preloaded"), std::string::npos) << r["stdout"];
+// What a command left on a terminal of `columns`: never a line wider than it (nor in its last
+// column), no escape the emulator lacks, the cursor at the start of a line, one complete line
+// for the file (the URL's start cut, its end kept), and no progress line left behind.
+nlohmann::json run_on_terminal(const std::string& command, int columns) {
+  nlohmann::json r = nlohmann::json::parse(
+      run_python(kPtyRun, {std::to_string(columns), "/bin/sh", "-c", command}));
   const std::string raw = r["raw"];
-  // While it downloads: a bar, bytes of the total, a rate and an ETA.
-  EXPECT_NE(raw.find("█"), std::string::npos) << raw;
-  EXPECT_NE(raw.find(" / 160.0 KiB"), std::string::npos) << raw;
-  EXPECT_TRUE(std::regex_search(raw, std::regex(R"(\d+\.\d KiB/s  ETA \d+:\d\d)"))) << raw;
-  // Never wider than the terminal (nor in its last column), no escape the emulator lacks.
-  EXPECT_LT(r["widest"].get<int>(), kColumns) << raw;
+  EXPECT_EQ(r["rc"], 0) << raw;
+  EXPECT_NE(r["stdout"].get<std::string>().find("preloaded"), std::string::npos) << r["stdout"];
+  EXPECT_LT(r["widest"].get<int>(), columns) << raw;
   EXPECT_TRUE(r["unknown"].empty()) << r["unknown"];
-  // At the end: the cursor at the start of a line, one complete line for the file, the
-  // URL's start cut (its end, the file name, kept), and no progress line left behind.
   EXPECT_EQ(r["col"], 0) << raw;
   int complete = 0;
   for (const std::string line : r["screen"]) {
@@ -156,16 +158,34 @@ TEST_F(CliProgress, TerminalGetsABarThatFitsAndLeavesNoStaleLines) {
     if (line.find("100%") != std::string::npos) {
       ++complete;
       EXPECT_TRUE(line.starts_with("…")) << line;
-      EXPECT_NE(line.find("paced.safetensors"), std::string::npos) << line;
-      EXPECT_NE(line.find("160.0 KiB / 160.0 KiB"), std::string::npos) << line;
+      EXPECT_NE(line.find("safetensors"), std::string::npos) << line;
     }
   }
   EXPECT_EQ(complete, 1) << raw;
+  return r;
+}
+
+TEST_F(CliProgress, TerminalGetsABarThatFitsAndLeavesNoStaleLines) {
+  write_big_file();
+  const std::string raw =
+      run_on_terminal(fetch_command("--connections 1", "big.safetensors"), 100)["raw"];
+  // While it downloads: a bar, bytes of the total, a rate and an ETA; then the complete line.
+  EXPECT_NE(raw.find("█"), std::string::npos) << raw;
+  EXPECT_TRUE(std::regex_search(raw, std::regex(R"(MiB / 20\.0 MiB +\d+\.\d MiB/s  ETA \d+:\d\d)")))
+      << raw;
+  EXPECT_TRUE(std::regex_search(
+      raw, std::regex(R"(100%  20\.0 MiB / 20\.0 MiB +\d+\.\d MiB/s  in \d+:\d\d)")))
+      << raw;
+  // A narrow terminal: no bar, still within its width.
+  const nlohmann::json narrow =
+      run_on_terminal(fetch_command("--connections 1", "big.safetensors"), 44);
+  EXPECT_EQ(narrow["raw"].get<std::string>().find("█"), std::string::npos) << narrow["raw"];
 }
 
 TEST_F(CliProgress, ALogGetsALineEveryFewSecondsAndAFinalOne) {
+  write_big_file();
   const auto start = std::chrono::steady_clock::now();
-  const auto r = run_command(fetch_command());
+  const auto r = run_command(fetch_command("--connections 1", "big.safetensors"));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -178,8 +198,8 @@ TEST_F(CliProgress, ALogGetsALineEveryFewSecondsAndAFinalOne) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   // One line per 5 s of download at most, then the final line.
   EXPECT_LE(static_cast<double>(lines.size()), 1 + seconds / 5) << r.err;
-  EXPECT_NE(lines.back().find("paced.safetensors  100%"), std::string::npos) << r.err;
-  EXPECT_NE(lines.back().find("160.0 KiB / 160.0 KiB"), std::string::npos) << r.err;
+  EXPECT_NE(lines.back().find("big.safetensors  100%  20.0 MiB / 20.0 MiB"), std::string::npos)
+      << r.err;
   EXPECT_NE(lines.back().find(" in 0:"), std::string::npos) << r.err;
 }
 
@@ -194,17 +214,18 @@ TEST_F(CliProgress, QuietAndHfHubDisableProgressBarsSayNothing) {
   }
   // A false value leaves progress on, as huggingface_hub reads it.
   const auto shown = run_command("HF_HUB_DISABLE_PROGRESS_BARS=0 " + fetch_command());
-  EXPECT_NE(shown.err.find("100%"), std::string::npos) << shown.err;
+  EXPECT_NE(shown.err.find("small.safetensors  100%"), std::string::npos) << shown.err;
 }
 
 // Every command that may download shows it (hash, inspect, load, convert; fetch above).
 TEST_F(CliProgress, EveryCommandThatDownloadsShowsIt) {
-  for (const std::string& command : {"hash", "inspect", "load"}) {
+  for (const std::string command : {"hash", "inspect", "load", "convert"}) {
     std::string line = fetch_command();
     line.replace(line.find(" fetch "), 7, " " + command + " ");
+    if (command == "convert") line += " " + shell_quote((dir_ / "out.safetensors").string());
     const auto r = run_command(line);
     EXPECT_EQ(r.exit_code, 0) << command << r.err;
-    EXPECT_NE(r.err.find("paced.safetensors  100%"), std::string::npos) << command << r.err;
+    EXPECT_NE(r.err.find("small.safetensors  100%"), std::string::npos) << command << r.err;
   }
 }
 

@@ -111,9 +111,12 @@ WeightSource parse_source(const SourceOptions& options) {
   auto given = [](const std::string& value) {
     return value.empty() ? std::nullopt : std::optional<std::string>(value);
   };
+  // The S3 options go to the parser only for an s3:// SOURCE; elsewhere they are refused below.
+  const bool s3 = options.source.starts_with("s3://");
   WeightSource source;
   try {
-    source = parse_source_uri(options.source, given(options.s3_region), given(options.s3_endpoint));
+    source = parse_source_uri(options.source, s3 ? given(options.s3_region) : std::nullopt,
+                              s3 ? given(options.s3_endpoint) : std::nullopt);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::invalid_argument) throw;
     throw UsageError(fmt::format("SOURCE '{}': {}", options.source, e.message()));

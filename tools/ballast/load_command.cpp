@@ -25,6 +25,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "console.hpp"
+#include "usage.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -212,7 +213,7 @@ Runner add_load_command(CLI::App& app) {
   cmd->add_option("--repeat", options->repeat,
                   "load N times in this process, each with a new loader, and report the median "
                   "(later loads reuse memory the process already faulted in)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, 1000000));
   cmd->add_flag("--arena", options->arena,
                 "place the tensors in one block of memory faulted in before timing starts (as "
                 "an engine with preallocated host memory; no first-touch page faults)")

@@ -48,6 +48,7 @@ ballast::cli::Runner add_help_command(CLI::App& app, std::vector<std::string>& t
   help->add_option("COMMAND", topic, "a command, e.g. hash or cache verify");
   return [&app, &topic] {
     const CLI::App* at = &app;
+    std::string prefix;  // "ballast cache" for "cache verify", as --help's usage line reads
     for (const auto& name : topic) {
       const CLI::App* next = nullptr;
       for (const CLI::App* sub : at->get_subcommands({}))
@@ -55,9 +56,12 @@ ballast::cli::Runner add_help_command(CLI::App& app, std::vector<std::string>& t
       if (!next)
         throw ballast::cli::UsageError(
             fmt::format("no command '{}'", fmt::join(topic.begin(), topic.end(), " ")));
+      prefix += (prefix.empty() ? "" : " ") + at->get_name();
       at = next;
     }
-    fmt::print("{}", at->help());
+    // The formatter itself: App::help() of the root would show the selected `help` command.
+    const std::string name = prefix.empty() ? at->get_name() : prefix + " " + at->get_name();
+    fmt::print("{}", at->get_formatter()->make_help(at, name, CLI::AppFormatMode::Normal));
   };
 }
 

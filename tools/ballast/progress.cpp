@@ -124,25 +124,25 @@ std::string ProgressDisplay::line_for(const Task& task, Clock::time_point now, i
   const double elapsed = std::chrono::duration<double>(now - task.started).count();
   const double rate = complete ? (elapsed > 0.2 ? static_cast<double>(task.done) / elapsed : 0)
                                : task.rate.per_second();
-  std::string amounts, rate_text;
-  if (task.unit == Unit::bytes) {
-    amounts = fmt::format("{:>10} / {}", human_bytes(task.done), human_bytes(task.total));
-    rate_text = rate > 0 ? human_bytes(static_cast<uint64_t>(rate)) + "/s" : "--/s";
-  } else {
-    amounts = fmt::format("{}/{} tensors", task.done, task.total);
-    rate_text = rate > 0 ? fmt::format("{:.1f}/s", rate) : "--/s";
-  }
+  const bool bytes = task.unit == Unit::bytes;
+  auto amount = [&](uint64_t n) { return bytes ? human_bytes(n) : std::to_string(n); };
+  const std::string of = bytes ? "" : " tensors";
+  const std::string rate_text = rate <= 0 ? "--/s"
+                                : bytes   ? human_bytes(static_cast<uint64_t>(rate)) + "/s"
+                                          : fmt::format("{:.1f}/s", rate);
   const std::string when =
       complete
           ? "in " + duration_text(elapsed)
           : "ETA " + (rate > 0 ? duration_text(static_cast<double>(task.total - task.done) / rate)
                                : std::string("--:--"));
-  const std::string stats = fmt::format("{:>3}%  {}  {:>12}  {}", static_cast<int>(fraction * 100),
-                                        amounts, rate_text, when);
+  const int percent = static_cast<int>(fraction * 100);
+  const std::string stats = fmt::format("{:>3}%  {} / {}{}  {:>11}  {}", percent, amount(task.done),
+                                        amount(task.total), of, rate_text, when);
   const std::string label = printable(task.label);
   if (columns <= 0) return label + "  " + stats;  // not a terminal: the whole line
 
-  // The label keeps its end (the file name), the bar takes what is left, up to 40 cells.
+  // The label keeps its end (the file name); the bar takes what is left, up to 40 cells. A
+  // narrow terminal loses the bar, then the padding, then the end of the line.
   const size_t budget = static_cast<size_t>(columns) - 1;  // never the last column
   const size_t label_columns = columns_of(label);
   auto fitted_label = [&](size_t width) {
@@ -151,9 +151,9 @@ std::string ProgressDisplay::line_for(const Task& task, Clock::time_point now, i
     const size_t keep = width > columns_of(ellipsis) ? width - columns_of(ellipsis) : 0;
     return ellipsis + std::string(tail_columns(label, keep));
   };
-  std::string line;
   constexpr size_t kMinLabel = 12, kMinBar = 10, kMaxBar = 40;
   const size_t fixed = stats.size() + 2 /* label gap */ + 2 /* bar ends */ + 2 /* bar gap */;
+  std::string line;
   if (budget >= fixed + kMinLabel + kMinBar) {
     const size_t rest = budget - fixed;
     const size_t cells = std::clamp(rest - std::min(label_columns, rest),
@@ -163,7 +163,11 @@ std::string ProgressDisplay::line_for(const Task& task, Clock::time_point now, i
   } else if (budget >= stats.size() + 2 + kMinLabel) {
     line = fitted_label(budget - stats.size() - 2) + "  " + stats;
   } else {
-    line = fitted_label(kMinLabel) + "  " + stats;
+    const std::string compact = fmt::format("{}% {}/{}{} {} {}", percent, amount(task.done),
+                                            amount(task.total), of, rate_text, when);
+    const size_t width =
+        budget >= compact.size() + 1 + kMinLabel ? budget - compact.size() - 1 : kMinLabel;
+    line = fitted_label(width) + " " + compact;
   }
   return std::string(head_columns(line, budget));
 }
