@@ -107,7 +107,8 @@ TEST_F(CliUsage, NumericOptionsSayWhatTheyAccept) {
       {"inspect --retries 1e3" + url, "--retries: must be a whole number from 0 to 100"},
       {"inspect --timeout nan" + url,
        "--timeout: must be a number of seconds above 0, at most 86400, not 'nan'"},
-      {"inspect --max-cache-size -5" + url, "--max-cache-size: must be a whole number 1 or more"},
+      {"inspect --max-cache-size -5" + url,
+       "--max-cache-size: must be a whole number 0 or more (0 = unbounded), not '-5'"},
       {"inspect --format raw --dtype u8 --offset x" + m,
        "--offset: must be a whole number 0 or more, not 'x'"},
   };

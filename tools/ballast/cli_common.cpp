@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
 #include <variant>
 
 #include <fmt/format.h>
@@ -98,7 +99,7 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
   command
       .add_option("--max-cache-size", options.max_cache_size,
                   "remote sources: evict least recently used objects beyond this many bytes")
-      ->check(whole_number(1, UINT64_MAX));
+      ->check(whole_number(0, UINT64_MAX, "0 = unbounded"));
   command.add_option("--s3-endpoint", options.s3_endpoint,
                      "for s3:// sources: the endpoint URL (default: AWS_ENDPOINT_URL_S3, "
                      "AWS_ENDPOINT_URL, the profile's, else AWS)");
@@ -128,6 +129,7 @@ WeightSource parse_source(const SourceOptions& options) {
           fmt::format("--format: unknown format '{}'; valid: {}", options.format, kFormats));
   }
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
+  if (!options.command) throw std::logic_error("parse_source before add_source_options");
   const CLI::App& command = *options.command;
   if (raw) {
     if (options.dtype.empty()) throw UsageError("--format raw needs --dtype (the stored dtype)");

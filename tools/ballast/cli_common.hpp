@@ -31,7 +31,7 @@ struct SourceOptions {
   std::string s3_endpoint;      // for s3:// sources; empty: from the environment
   std::string s3_region;        // for s3:// sources; empty: from the environment
   bool dtype_casts = false;     // --dtype casts (add_dtype_option), not only raw's stored dtype
-  CLI::App* command = nullptr;  // where the options were added: which of them were given
+  CLI::App* command = nullptr;  // set by add_source_options: which options were given
 };
 
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option);
