@@ -131,7 +131,7 @@ TEST(GgufParserGolden, TruncatedFileFailsCleanly) {
     FAIL() << "parsed a truncated file";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_format);
-    EXPECT_EQ(e.message(), "truncated: need 4 bytes at offset 4, file has 6");
+    EXPECT_EQ(e.message(), "truncated: expected 8 bytes, file has 6");
     EXPECT_EQ(e.context().offset, 4u);
   }
 }

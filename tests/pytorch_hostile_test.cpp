@@ -189,7 +189,7 @@ std::vector<Hostile> hostile_files() {
        [] {
          return legacy_torch_file(one_tensor_pickle(), {{"0", 6, kSixFloats.substr(0, 10)}});
        },
-       ErrorCode::invalid_format, "runs past the end"},
+       ErrorCode::invalid_format, "truncated: expected"},
       {"legacy_key_never_used",
        [] {
          return legacy_torch_file(one_tensor_pickle(), {{"0", 6, kSixFloats}, {"9", 1, "abcd"}});

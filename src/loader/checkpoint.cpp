@@ -13,6 +13,7 @@
 #include "io/folder_opener.hpp"
 #include "loader/checkpoint_files.hpp"
 #include "loader/checkpoint_remote.hpp"
+#include "util/closest_names.hpp"
 
 namespace ballast {
 namespace {
@@ -152,9 +153,7 @@ std::vector<const TensorEntry*> Checkpoint::entries() {
       out.push_back(&e);
     }
   }
-  if (only_tensor_ && out.empty())
-    throw Error(ErrorCode::not_found, "no such tensor",
-                {.source = description_, .tensor = *only_tensor_});
+  if (only_tensor_ && out.empty()) throw_no_such_tensor(*only_tensor_);
   if (!only_tensor_) require_weight_map_matches(seen_in);
   std::sort(out.begin(), out.end(),
             [](const TensorEntry* a, const TensorEntry* b) { return a->name < b->name; });
@@ -197,7 +196,16 @@ const TensorEntry& Checkpoint::entry(const std::string& name) {
   }
   for (size_t i = 0; i < shards_.size(); ++i)
     if (const TensorEntry* e = find_in(parsed_shard(i), name)) return *e;
-  throw Error(ErrorCode::not_found, "no such tensor", {.source = description_, .tensor = name});
+  throw_no_such_tensor(name);
+}
+
+void Checkpoint::throw_no_such_tensor(const std::string& name) const {
+  std::vector<std::string_view> names;
+  for (const auto& shard : shards_)
+    if (shard->parsed.load(std::memory_order_acquire))
+      for (const auto& [known, index] : shard->by_name) names.push_back(known);
+  throw Error(ErrorCode::not_found, "no such tensor" + closest_names_text(name, names),
+              {.source = description_, .tensor = name});
 }
 
 std::string Checkpoint::default_tensor_name() {

@@ -97,6 +97,8 @@ class Checkpoint {
   void parse_shard(Shard& shard);
   const TensorEntry* find_in(Shard& shard, const std::string& name);
   void require_weight_map_matches(const std::map<std::string_view, size_t>& seen_in);
+  // "no such tensor", naming the closest names of the parsed shards.
+  [[noreturn]] void throw_no_such_tensor(const std::string& name) const;
 
   std::string description_;
   CheckpointOptions options_;

@@ -4,10 +4,16 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <charconv>
+#include <stdexcept>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "console.hpp"
+#include "usage.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -23,12 +29,35 @@ Shape parse_shape(const std::string& text) {
     int64_t d = -1;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), d);
     if (ec != std::errc() || end != part.data() + part.size() || d < 0)
-      throw Error(ErrorCode::invalid_argument, fmt::format("bad --shape '{}'", text));
+      throw UsageError(fmt::format(
+          "--shape: '{}' is not a list of whole numbers 0 or more, such as 4,5,6", text));
     shape.push_back(d);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   return shape;
+}
+
+const char* const kFormats = "safetensors, pytorch, numpy, onnx, gguf, raw";
+
+// Refuses the options given on the command line that the source would ignore.
+void refuse_options_that_do_not_apply(const SourceOptions& options, const WeightSource& source) {
+  const CLI::App& command = *options.command;
+  auto refuse_if_given = [&](std::initializer_list<const char*> names, const std::string& why) {
+    for (const char* name : names)
+      if (command.count(name) > 0) throw UsageError(fmt::format("{} {}", name, why));
+  };
+  const bool is_s3 = std::holds_alternative<S3Source>(source.location);
+  const bool is_hub = std::holds_alternative<HuggingFaceSource>(source.location);
+  if (std::holds_alternative<FileSource>(source.location))
+    refuse_if_given({"--no-cache", "--cache-dir", "--max-cache-size", "--connections", "--timeout",
+                     "--retries"},
+                    "applies only to remote sources (http(s)://, hf://, s3://); SOURCE is a "
+                    "local path");
+  if (!is_s3) refuse_if_given({"--s3-endpoint", "--s3-region"}, "applies only to s3:// sources");
+  if (is_hub)
+    refuse_if_given({"--cache-dir", "--max-cache-size"},
+                    "does not apply to hf:// sources, which use the Hub cache (HF_HUB_CACHE)");
 }
 
 }  // namespace
@@ -39,16 +68,17 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
                   "a file, folder or *.index.json; http(s)://URL; hf://org/repo[@rev][/path]; "
                   "s3://bucket/key")
       ->required();
-  command.add_option("--format", options.format,
-                     "force a format (safetensors, pytorch, numpy, onnx, gguf, raw)");
+  options.command = &command;
+  command.add_option("--format", options.format, fmt::format("force a format ({})", kFormats));
   if (raw_dtype_option)
     command.add_option("--dtype", options.dtype, "with --format raw: the stored dtype");
   command.add_option("--shape", options.shape, "with --format raw: the shape, e.g. 4,5,6");
-  command.add_option("--offset", options.offset, "with --format raw: bytes to skip");
+  command.add_option("--offset", options.offset, "with --format raw: bytes to skip")
+      ->check(whole_number(0, UINT64_MAX));
   command.add_option("--mode", options.mode, "read mode: auto, mmap, read, io_uring or direct")
       ->check(CLI::IsMember({"auto", "mmap", "read", "io_uring", "direct"}));
   command.add_option("--threads", options.threads, "worker threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, 4096, "0 = all cores"));
   command.add_flag("--no-cache", options.no_cache,
                    "remote sources: read only the byte ranges needed, download nothing");
   command.add_option("--cache-dir", options.cache_dir,
@@ -57,18 +87,20 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
   command
       .add_option("--connections", options.connections,
                   "remote sources: concurrent ranged GETs of one large read (default 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, 256));
   command
       .add_option("--timeout", options.timeout,
                   "remote sources: seconds a connection or transfer may make no progress "
                   "(default 30; a timed-out request is retried once)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   command
       .add_option("--retries", options.retries,
                   "remote sources: retries of a failed request (default 5)")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--max-cache-size", options.max_cache_size,
-                     "remote sources: evict least recently used objects beyond this many bytes");
+      ->check(whole_number(0, 100));
+  command
+      .add_option("--max-cache-size", options.max_cache_size,
+                  "remote sources: evict least recently used objects beyond this many bytes")
+      ->check(whole_number(0, UINT64_MAX, "0 = unbounded"));
   command.add_option("--s3-endpoint", options.s3_endpoint,
                      "for s3:// sources: the endpoint URL (default: AWS_ENDPOINT_URL_S3, "
                      "AWS_ENDPOINT_URL, the profile's, else AWS)");
@@ -84,20 +116,39 @@ WeightSource parse_source(const SourceOptions& options) {
   auto given = [](const std::string& value) {
     return value.empty() ? std::nullopt : std::optional<std::string>(value);
   };
-  WeightSource source =
-      parse_source_uri(options.source, given(options.s3_region), given(options.s3_endpoint));
-  if (!options.format.empty()) source.format = parse_format(options.format);
-  const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
-  if (raw) {
-    if (options.dtype.empty())
-      throw Error(ErrorCode::invalid_argument, "--format raw needs --dtype (the stored dtype)");
-    auto dtype = parse_dtype(options.dtype);
-    if (!dtype)
-      throw Error(ErrorCode::invalid_argument, fmt::format("unknown dtype '{}'", options.dtype));
-    source.raw_layout = RawLayout{*dtype, parse_shape(options.shape), options.offset};
-  } else if (!options.shape.empty() || options.offset != 0) {
-    throw Error(ErrorCode::invalid_argument, "--shape and --offset apply only with --format raw");
+  // The S3 options go to the parser only for an s3:// SOURCE; elsewhere they are refused below.
+  const bool s3 = options.source.starts_with("s3://");
+  WeightSource source;
+  try {
+    source = parse_source_uri(options.source, s3 ? given(options.s3_region) : std::nullopt,
+                              s3 ? given(options.s3_endpoint) : std::nullopt);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::invalid_argument) throw;
+    throw UsageError(fmt::format("SOURCE '{}': {}", options.source, e.message()));
   }
+  if (!options.format.empty()) {
+    source.format = parse_format(options.format);
+    if (source.format->kind == WeightFormat::Kind::custom)
+      throw UsageError(
+          fmt::format("--format: unknown format '{}'; valid: {}", options.format, kFormats));
+  }
+  const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
+  if (!options.command) throw std::logic_error("parse_source before add_source_options");
+  const CLI::App& command = *options.command;
+  if (raw) {
+    if (options.dtype.empty()) throw UsageError("--format raw needs --dtype (the stored dtype)");
+    source.raw_layout = RawLayout{dtype_option("--dtype", options.dtype),
+                                  parse_shape(options.shape), options.offset};
+  } else {
+    for (const char* name : {"--shape", "--offset"})
+      if (command.count(name) > 0)
+        throw UsageError(fmt::format("{} applies only with --format raw", name));
+    // Where --dtype is only the stored dtype of a raw file (inspect, fetch), it casts nothing.
+    if (command.count("--dtype") > 0 && !options.dtype_casts)
+      throw UsageError(fmt::format("--dtype applies only with --format raw here ({} does not cast)",
+                                   command.get_name()));
+  }
+  refuse_options_that_do_not_apply(options, source);
   return source;
 }
 
@@ -115,30 +166,55 @@ WeightLoaderConfig loader_config(const SourceOptions& options) {
   config.read_mode = ReadMode::automatic;
   for (ReadMode mode : {ReadMode::mmap, ReadMode::read, ReadMode::io_uring, ReadMode::direct})
     if (options.mode == read_mode_name(mode)) config.read_mode = mode;
+  config.on_download_progress = Console::instance().download_progress();
+  const std::string threads =
+      options.threads > 0 ? std::to_string(options.threads) : std::string("all cores");
+  if (options.source.find("://") == std::string::npos)
+    Console::instance().note(fmt::format("read mode {}, threads: {}", options.mode, threads));
+  else
+    Console::instance().note(fmt::format(
+        "read mode {}, threads: {}; {}, {} connections, timeout {} s, {} retries", options.mode,
+        threads,
+        options.no_cache
+            ? "ranged reads, no cache"
+            : "cached in " + (options.cache_dir.empty() ? std::string("the default cache")
+                                                        : options.cache_dir),
+        options.connections, options.timeout, options.retries));
   return config;
 }
 
 std::vector<Transformation> load_steps(const SourceOptions& options, const std::string& transform,
                                        bool raw) {
-  auto steps = parse_transformations(transform);
-  if (!raw && !options.dtype.empty()) {
-    auto dtype = parse_dtype(options.dtype);
-    if (!dtype)
-      throw Error(ErrorCode::invalid_argument, fmt::format("unknown dtype '{}'", options.dtype));
-    steps.push_back(Cast{*dtype});
+  std::vector<Transformation> steps;
+  try {
+    steps = parse_transformations(transform);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::invalid_argument) throw;
+    throw UsageError(fmt::format("--transform: {}", e.message()));
   }
+  if (!raw && !options.dtype.empty()) steps.push_back(Cast{dtype_option("--dtype", options.dtype)});
   return steps;
 }
 
 void add_dtype_option(CLI::App& command, SourceOptions& options) {
+  options.dtype_casts = true;
   command.add_option("--dtype", options.dtype,
                      "cast every tensor to this dtype (with --format raw: the stored dtype)");
+}
+
+void note_metadata(const std::string& source, const WeightMetadata& meta) {
+  Console::instance().note(fmt::format("{}: {}, {} tensors, {}", source, to_string(meta.format),
+                                       meta.tensors.size(), human_bytes(meta.total_size_bytes)));
 }
 
 std::vector<std::string> select_tensors(const std::vector<std::string>& all,
                                         const std::vector<std::string>& patterns) {
   if (patterns.empty()) return all;
   std::vector<std::string> out;
+  for (const auto& p : patterns)
+    if (p.find_first_of("*?[") == std::string::npos &&
+        std::find(all.begin(), all.end(), p) == all.end())
+      out.push_back(p);
   for (const auto& name : all)
     for (const auto& p : patterns)
       if (name == p || fnmatch(p.c_str(), name.c_str(), 0) == 0) {
@@ -149,6 +225,14 @@ std::vector<std::string> select_tensors(const std::vector<std::string>& all,
     throw Error(ErrorCode::not_found,
                 fmt::format("no tensor matches {}", fmt::join(patterns, ", ")));
   return out;
+}
+
+void add_tensor_option(CLI::App& command, std::vector<std::string>& patterns) {
+  command
+      .add_option("--tensor", patterns,
+                  "a tensor name or glob pattern; repeat the flag for more (--tensor a --tensor "
+                  "'b.*')")
+      ->allow_extra_args(false);
 }
 
 std::vector<TensorRef> tensors_of(const TensorRef& loaded) {

@@ -30,14 +30,18 @@ struct SourceOptions {
   int retries = 5;              // remote sources: retries of a failed request
   std::string s3_endpoint;      // for s3:// sources; empty: from the environment
   std::string s3_region;        // for s3:// sources; empty: from the environment
+  bool dtype_casts = false;     // --dtype casts (add_dtype_option), not only raw's stored dtype
+  CLI::App* command = nullptr;  // set by add_source_options: which options were given
 };
 
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option);
 
-// "path", "http(s)://...", "hf://org/repo[@rev][/path]", "s3://bucket/key".
+// "path", "http(s)://...", "hf://org/repo[@rev][/path]", "s3://bucket/key". A SOURCE or an
+// option that is malformed, or that does not apply to the source, is a UsageError.
 WeightSource parse_source(const SourceOptions& options);
 // The source as output may show it: a URL without user-info or query (ballast::describe).
 std::string source_text(const SourceOptions& options);
+// The loader's settings; downloads report to the console's progress display.
 WeightLoaderConfig loader_config(const SourceOptions& options);
 // The --transform LIST steps, then a cast to --dtype unless the source is raw (where --dtype
 // names the stored dtype).
@@ -46,9 +50,16 @@ std::vector<Transformation> load_steps(const SourceOptions& options, const std::
 // Adds --dtype: a cast before hashing or writing (with --format raw: the stored dtype).
 void add_dtype_option(CLI::App& command, SourceOptions& options);
 
-// Names from `all` matching any of the glob patterns (all when there are none), in order.
+// With -v: the checkpoint's format, tensor count and size.
+void note_metadata(const std::string& source, const WeightMetadata& meta);
+
+// Names from `all` matching any of the glob patterns (all when there are none), in order. A
+// pattern without glob characters that names no tensor comes first, as it is: loading it
+// fails with the library's "no such tensor" error, which names the closest tensors.
 std::vector<std::string> select_tensors(const std::vector<std::string>& all,
                                         const std::vector<std::string>& patterns);
+// Adds --tensor NAME: one name or glob pattern per flag, repeatable.
+void add_tensor_option(CLI::App& command, std::vector<std::string>& patterns);
 
 // The tensors a load produced: a quantized bundle's parts ("<tensor>.<part>"), else the tensor.
 std::vector<TensorRef> tensors_of(const TensorRef& loaded);

@@ -11,6 +11,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "console.hpp"
 #include "safetensors_writer.hpp"
 
 namespace ballast::cli {
@@ -35,10 +36,15 @@ void run(const ConvertOptions& options) {
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   const auto steps = load_steps(options.source, options.transform, raw);
   WeightMetadata meta = loader->get_metadata(source);
+  note_metadata(source_text(options.source), meta);
   std::vector<std::string> names;
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
 
+  if (!options.output.ends_with(".safetensors"))
+    Console::instance().warn(
+        fmt::format("'{}' does not end in .safetensors, but convert writes a safetensors file",
+                    options.output));
   SafetensorsWriter writer(options.output);
   // A few tensors in flight at a time, each dropped once its bytes are in the scratch file.
   const size_t window = 4;
@@ -73,7 +79,7 @@ Runner add_convert_command(CLI::App& app) {
   add_source_options(*cmd, options->source, false);
   cmd->add_option("OUT", options->output, "the safetensors file to write")->required();
   add_dtype_option(*cmd, options->source);
-  cmd->add_option("--tensor", options->tensors, "tensor name or glob pattern (repeatable)");
+  add_tensor_option(*cmd, options->tensors);
   cmd->add_option("--transform", options->transform,
                   "comma-separated steps applied to every tensor, e.g. cast:f16,quantize:int8");
   return [options] { run(*options); };

@@ -12,6 +12,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "console.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -29,6 +30,7 @@ void run(const HashOptions& options) {
   WeightSource source = parse_source(options.source);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   WeightMetadata meta = loader->get_metadata(source);
+  note_metadata(source_text(options.source), meta);
   std::vector<std::string> names;
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
@@ -53,8 +55,8 @@ void run(const HashOptions& options) {
         out["tensors"][t->name()] = {
             {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}, {"sha256", digest}};
       else
-        fmt::print("{}  {}  {}  {}\n", digest, t->name(), dtype_name(t->dtype()),
-                   shape_text(t->shape()));
+        Console::instance().result(fmt::format("{}  {}  {}  {}", digest, t->name(),
+                                               dtype_name(t->dtype()), shape_text(t->shape())));
     }
   }
   if (options.json) std::cout << json_text(out) << "\n";
@@ -67,7 +69,7 @@ Runner add_hash_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("hash", "Print the sha256 of each tensor's logical contents");
   add_source_options(*cmd, options->source, false);
   add_dtype_option(*cmd, options->source);
-  cmd->add_option("--tensor", options->tensors, "tensor name or glob pattern (repeatable)");
+  add_tensor_option(*cmd, options->tensors);
   cmd->add_option("--transform", options->transform,
                   "comma-separated steps, e.g. slice:0:0:2,transpose:0:1,cast:f16");
   cmd->add_flag("--json", options->json, "print one JSON object");

@@ -24,6 +24,8 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "console.hpp"
+#include "usage.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -76,14 +78,6 @@ uint64_t peak_rss_bytes() {
   return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
 }
 
-void draw_progress(size_t done, size_t total, uint64_t bytes) {
-  constexpr int kWidth = 40;
-  int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
-  fmt::print(stderr, "\r[{:=<{}}{:<{}}] {}/{} tensors, {}", "", filled, "", kWidth - filled, done,
-             total, human_bytes(bytes));
-  if (done == total) fmt::print(stderr, "\n");
-}
-
 // One whole load with a new loader: metadata, then every selected tensor in one batch.
 struct LoadResult {
   WeightFormat format;
@@ -110,7 +104,9 @@ uint64_t arena_bytes_needed(const LoadOptions& options, const WeightLoaderConfig
       raw || options.source.dtype.empty() ? std::nullopt : parse_dtype(options.source.dtype);
   uint64_t total = 0;
   for (const auto& name : selected_names(meta, options)) {
-    const TensorInfo& info = meta.tensors.at(name);
+    auto found = meta.tensors.find(name);
+    if (found == meta.tensors.end()) continue;  // the load names the closest tensors
+    const TensorInfo& info = found->second;
     uint64_t numel = 1;
     for (int64_t d : info.shape) numel *= static_cast<uint64_t>(d);
     const uint64_t out = cast ? dtype_bytes_for(*cast, numel).value_or(info.nbytes) : info.nbytes;
@@ -124,6 +120,7 @@ LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& confi
   WeightSource source = parse_source(options.source);
   const auto start = std::chrono::steady_clock::now();
   WeightMetadata meta = loader->get_metadata(source);
+  note_metadata(source_text(options.source), meta);
   const std::vector<std::string> names = selected_names(meta, options);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   const auto steps = load_steps(options.source, options.transform, raw);
@@ -133,7 +130,8 @@ LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& confi
   for (const auto& name : names)
     specs.push_back(TensorSpec{.name = name, .source = source, .transformations = steps});
   const size_t count = specs.size();
-  const bool progress = isatty(STDERR_FILENO) && !options.json;
+  // Tensors loaded, on a terminal only (a log needs no count of a load that takes seconds).
+  ProgressDisplay* progress = options.json ? nullptr : Console::instance().terminal_progress();
   std::vector<TensorRef> loaded;
   LoadResult result{.format = meta.format};
   // One batch, as an engine would load: tensors arrive as they complete (one call at a time).
@@ -148,7 +146,7 @@ LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& confi
         if (!options.no_touch) result.checksum += touch_pages(t);
       }
     }
-    if (progress) draw_progress(loaded.size(), count, result.bytes);
+    if (progress) progress->update("loading", loaded.size(), count, ProgressDisplay::Unit::tensors);
   });
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.tensors = loaded.size();
@@ -206,7 +204,7 @@ Runner add_load_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("load", "Load every tensor and report throughput and peak memory");
   add_source_options(*cmd, options->source, false);
   add_dtype_option(*cmd, options->source);
-  cmd->add_option("--tensor", options->tensors, "tensor name or glob pattern (repeatable)");
+  add_tensor_option(*cmd, options->tensors);
   auto* transform = cmd->add_option("--transform", options->transform,
                                     "comma-separated steps applied to every tensor");
   cmd->add_flag("--json", options->json, "print one JSON object");
@@ -215,7 +213,7 @@ Runner add_load_command(CLI::App& app) {
   cmd->add_option("--repeat", options->repeat,
                   "load N times in this process, each with a new loader, and report the median "
                   "(later loads reuse memory the process already faulted in)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, 1000000));
   cmd->add_flag("--arena", options->arena,
                 "place the tensors in one block of memory faulted in before timing starts (as "
                 "an engine with preallocated host memory; no first-touch page faults)")

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -26,10 +27,7 @@ void GgufCursor::fail(ErrorCode code, std::string message, uint64_t at, std::str
 
 void GgufCursor::require(uint64_t n) {
   auto end = checked_add(offset_, n);
-  if (!end || *end > size_)
-    fail(ErrorCode::invalid_format,
-         fmt::format("truncated: need {} bytes at offset {}, file has {}", n, offset_, size_),
-         offset_);
+  if (!end || *end > size_) fail(ErrorCode::invalid_format, truncated_message(end, size_), offset_);
   if (*end > limits_.max_header_bytes)
     fail(ErrorCode::limit_exceeded,
          fmt::format("GGUF header runs past {} bytes, the max_header_bytes limit",

@@ -13,6 +13,7 @@
 #include "formats/gguf/ggml_types.hpp"
 #include "formats/gguf/gguf_cursor.hpp"
 #include "formats/gguf/gguf_metadata.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 #include "util/op_count.hpp"
 
@@ -49,10 +50,8 @@ class GgufReader {
  private:
   void read_header() {
     if (cursor_.source_size() < kMagic.size())
-      cursor_.fail(
-          ErrorCode::invalid_format,
-          fmt::format("truncated: need 4 bytes at offset 0, file has {}", cursor_.source_size()),
-          0);
+      cursor_.fail(ErrorCode::invalid_format,
+                   truncated_message(kMagic.size(), cursor_.source_size()), 0);
     const uint32_t magic = cursor_.u32();
     if (std::memcmp(&magic, kMagic.data(), kMagic.size()) != 0)
       cursor_.fail(ErrorCode::invalid_format,
@@ -215,9 +214,8 @@ class GgufReader {
       auto begin = checked_add(data_start, e.offset);
       if (!begin || !range_inside(*begin, e.nbytes(), size))
         cursor_.fail(ErrorCode::invalid_format,
-                     fmt::format("tensor data ({} bytes at data offset {}) runs past the end of "
-                                 "the {}-byte file",
-                                 e.nbytes(), e.offset, size),
+                     truncated_message(begin ? checked_add(*begin, e.nbytes()) : std::nullopt, size,
+                                       "tensor data"),
                      info_offsets_[i], e.name);
       e.offset = *begin;
     }

@@ -9,6 +9,7 @@
 
 #include "ballast/error.hpp"
 #include "formats/numpy/py_literal.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -85,8 +86,7 @@ class HeaderReader {
                        limits_.max_header_bytes),
            8);
     if (length > size - preamble_)
-      fail(ErrorCode::invalid_format,
-           fmt::format("header length {} runs past the end of the {}-byte file", length, size), 8);
+      fail(ErrorCode::invalid_format, truncated_message(preamble_ + length, size, "the header"), 8);
     return length;
   }
 

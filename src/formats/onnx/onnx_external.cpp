@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -98,16 +99,13 @@ std::shared_ptr<ByteSource> ExternalFiles::slice(const ExternalData& data, uint6
     throw Error(ErrorCode::invalid_format, std::move(message),
                 {.source = file->name(), .offset = offset});
   };
-  if (offset > size)
-    return fail(
-        fmt::format("external data offset {} lies past the end of the {}-byte file", offset, size));
+  if (offset > size) return fail(truncated_message(offset, size, "external data"));
   if (data.length) {
     if (!checked_add(offset, *data.length))
       return fail(
           fmt::format("external data offset {} + length {} overflows", offset, *data.length));
     if (!range_inside(offset, *data.length, size))
-      return fail(fmt::format("external data [{}, {}+{}) runs past the end of the {}-byte file",
-                              offset, offset, *data.length, size));
+      return fail(truncated_message(offset + *data.length, size, "external data"));
     if (*data.length != nbytes)
       return fail(fmt::format("external data length {} differs from the tensor's {} bytes",
                               *data.length, nbytes));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 #include "util/op_count.hpp"
 
@@ -47,7 +48,7 @@ std::span<const std::byte> WireInput::peek(uint64_t offset, size_t n) {
 
 void WireInput::copy(uint64_t offset, std::span<std::byte> out) {
   if (!range_inside(offset, out.size(), size_))
-    fail(fmt::format("a {}-byte field runs past the end of the file", out.size()), offset);
+    fail(truncated_message(checked_add(offset, out.size()), size_), offset);
   if (out.empty()) return;
   if (map_) {
     std::memcpy(out.data(), map_->data() + offset, out.size());
@@ -99,7 +100,10 @@ bool MessageReader::next(WireField& field) {
       field.type = width == 8 ? WireType::fixed64 : WireType::fixed32;
       field.offset = pos_;
       if (end_ - pos_ < width)
-        in_.fail(fmt::format("field {} is cut off by the end of its message", number), pos_);
+        in_.fail(end_ == in_.size()
+                     ? truncated_message(pos_ + width, in_.size(), fmt::format("field {}", number))
+                     : fmt::format("field {} is cut off by the end of its message", number),
+                 pos_);
       std::byte raw[8] = {};
       in_.copy(pos_, std::span(raw, width));
       uint64_t value = 0;
@@ -114,8 +118,11 @@ bool MessageReader::next(WireField& field) {
       field.value = read_varint(in_, pos_, end_);
       field.offset = pos_;
       if (field.value > end_ - pos_)
-        in_.fail(fmt::format("field {} claims {} bytes but its message has {} left", number,
-                             field.value, end_ - pos_),
+        in_.fail(end_ == in_.size()  // the message runs to the end of the file
+                     ? truncated_message(checked_add(pos_, field.value), in_.size(),
+                                         fmt::format("field {}", number))
+                     : fmt::format("field {} claims {} bytes but its message has {} left", number,
+                                   field.value, end_ - pos_),
                  length_offset);
       pos_ += field.value;
       return true;

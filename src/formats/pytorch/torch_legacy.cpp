@@ -10,6 +10,7 @@
 #include "formats/pytorch/pickle_machine.hpp"
 #include "formats/pytorch/torch_checkpoint.hpp"
 #include "formats/pytorch/torch_containers.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 #include "util/json_text.hpp"
 #include "util/op_count.hpp"
@@ -112,7 +113,8 @@ class LegacyReader {
       const TorchStorage& storage = *named_it->second;
       uint64_t count = 0;
       if (!range_inside(pos_, 8, source.size()))
-        fail(fmt::format("truncated before the element count of storage '{}'", key.text));
+        fail(truncated_message(checked_add(pos_, 8), source.size(),
+                               fmt::format("the element count of storage '{}'", key.text)));
       source.read_at(pos_, {reinterpret_cast<std::byte*>(&count), 8});
       if (byte_order == ByteOrder::big) count = __builtin_bswap64(count);
       if (count != storage.numel)
@@ -120,8 +122,8 @@ class LegacyReader {
                          storage.numel));
       const uint64_t nbytes = *dtype_bytes_for(storage.dtype, count);
       if (!range_inside(pos_ + 8, nbytes, source.size()))
-        fail(
-            fmt::format("storage '{}' ({} bytes) runs past the end of the file", key.text, nbytes));
+        fail(truncated_message(checked_add(pos_ + 8, nbytes), source.size(),
+                               fmt::format("storage '{}'", key.text)));
       if (!roots.emplace(key.text, make_slice_source(ctx_.source, pos_ + 8, nbytes, file_)).second)
         fail(fmt::format("storage '{}' is listed twice", key.text));
       pos_ += 8 + nbytes;

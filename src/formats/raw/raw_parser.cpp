@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "ballast/error.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -30,19 +31,22 @@ class RawParser final : public FormatParser {
                               fmt::join(layout.shape, ", "), dtype_name(layout.dtype)),
                   {.source = src.name()});
     if (layout.offset > src.size())
-      throw Error(
-          ErrorCode::invalid_format,
-          fmt::format("offset {} lies past the end of the {}-byte file", layout.offset, src.size()),
-          {.source = src.name(), .offset = layout.offset});
+      throw Error(ErrorCode::invalid_format,
+                  truncated_message(checked_add(layout.offset, *nbytes), src.size()),
+                  {.source = src.name(), .offset = layout.offset});
     const uint64_t available = src.size() - layout.offset;
     if (available != *nbytes)
       throw Error(
           ErrorCode::shape_mismatch,
-          fmt::format("the file holds {} bytes after offset {}, but {} [{}] needs {} ({} {})",
-                      available, layout.offset, dtype_name(layout.dtype),
-                      fmt::join(layout.shape, ", "), *nbytes,
-                      available > *nbytes ? available - *nbytes : *nbytes - available,
-                      available > *nbytes ? "bytes too many" : "bytes missing"),
+          available < *nbytes
+              ? truncated_message(
+                    checked_add(layout.offset, *nbytes), src.size(),
+                    fmt::format("{} [{}] at offset {}: {} bytes missing", dtype_name(layout.dtype),
+                                fmt::join(layout.shape, ", "), layout.offset, *nbytes - available))
+              : fmt::format("the file holds {} bytes after offset {}, but {} [{}] needs {} ({} "
+                            "bytes too many)",
+                            available, layout.offset, dtype_name(layout.dtype),
+                            fmt::join(layout.shape, ", "), *nbytes, available - *nbytes),
           {.source = src.name(),
            .tensor = "data",
            .expected = std::to_string(*nbytes),

@@ -9,6 +9,7 @@
 
 #include "ballast/error.hpp"
 #include "formats/safetensors/header_sax.hpp"
+#include "formats/truncated.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -97,8 +98,7 @@ class HeaderReader {
            {}, 0);
     if (n > source_.size() - kLengthBytes)
       fail(ErrorCode::invalid_format,
-           fmt::format("header length {} runs past the end of the {}-byte file", n, source_.size()),
-           {}, 0);
+           truncated_message(kLengthBytes + n, source_.size(), "the header"), {}, 0);
     if (n < 2)
       fail(ErrorCode::invalid_format, "header is shorter than an empty JSON object", {}, 0);
     return n;
@@ -145,9 +145,8 @@ class HeaderReader {
            name);
     if (end > data_size_)
       fail(ErrorCode::invalid_format,
-           fmt::format("data_offsets [{}, {}) run past the {}-byte data buffer", begin, end,
-                       data_size_),
-           name, data_start_ + begin);
+           truncated_message(checked_add(data_start_, end), data_start_ + data_size_), name,
+           data_start_ + begin);
 
     auto numel = checked_numel(e.shape);
     if (!numel) fail(ErrorCode::invalid_format, "shape element count overflows", name);

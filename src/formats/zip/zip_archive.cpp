@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "formats/truncated.hpp"
 #include "formats/zip/inflated_source.hpp"
 #include "util/checked.hpp"
 
@@ -242,8 +243,8 @@ class Reader {
     const uint64_t size = source_.size();
     if (!range_inside(header_offset, kLocalBytes, size))
       fail(ErrorCode::invalid_format,
-           fmt::format("local header of '{}' at {} lies past the end of the {}-byte archive",
-                       m.name, header_offset, size),
+           truncated_message(checked_add(header_offset, kLocalBytes), size,
+                             fmt::format("local header of '{}'", m.name)),
            header_offset);
     std::vector<std::byte> header = source_.read(header_offset, kLocalBytes);
     Fields f{header};
@@ -254,7 +255,8 @@ class Reader {
     const uint64_t name_offset = header_offset + kLocalBytes;
     if (!range_inside(name_offset, name_len + extra_len, size))
       fail(ErrorCode::invalid_format,
-           fmt::format("local header of '{}' runs past the end of the archive", m.name),
+           truncated_message(checked_add(name_offset, name_len + extra_len), size,
+                             fmt::format("local header of '{}'", m.name)),
            header_offset);
     std::vector<std::byte> local_name = source_.read(name_offset, name_len);
     if (std::string_view(reinterpret_cast<const char*>(local_name.data()), name_len) != m.name)
@@ -264,8 +266,8 @@ class Reader {
     const uint64_t data = name_offset + name_len + extra_len;
     if (!range_inside(data, m.compressed_size, size))
       fail(ErrorCode::invalid_format,
-           fmt::format("data of '{}' ({} bytes at {}) runs past the end of the {}-byte archive",
-                       m.name, m.compressed_size, data, size),
+           truncated_message(checked_add(data, m.compressed_size), size,
+                             fmt::format("data of '{}'", m.name)),
            data);
     return data;
   }
