@@ -84,23 +84,30 @@ void HubRepoCache::tag_cache_folder() const {
                    "#\thttps://bford.info/cachedir/\n");
 }
 
-fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
-                             const std::string& etag, uint64_t size,
-                             const std::optional<std::string>& sha256,
-                             const std::function<void(const ByteSink&)>& fetch,
-                             const std::function<void(uint64_t)>& progress) const {
+std::pair<fs::path, std::unique_ptr<Fd>> HubRepoCache::lock_blob(const std::string& etag) const {
   const fs::path blobs = root_ / "blobs";
   fs::create_directories(blobs);
   tag_cache_folder();
-  const fs::path blob = blobs / etag;
   // huggingface_hub keeps its locks in <cache>/.locks/models--org--name/<etag>.lock.
   const fs::path locks = root_.parent_path() / ".locks" / root_.filename();
   fs::create_directories(locks);
-  const fs::path lock_path = locks / (etag + ".lock");
-  auto lock = lock_file(lock_path, /*exclusive=*/true);
+  return {blobs / etag, lock_file(locks / (etag + ".lock"), /*exclusive=*/true)};
+}
+
+void HubRepoCache::begin_partial(const std::string& etag, std::span<const std::byte> prefix) const {
+  if (prefix.empty()) return;
+  auto [blob, lock] = lock_blob(etag);
+  ballast::begin_partial(blob, prefix);
+}
+
+fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
+                             const std::string& etag, uint64_t size,
+                             const std::optional<std::string>& sha256, const RangeFetch& fetch,
+                             const std::function<void(uint64_t)>& progress) const {
+  auto [blob, lock] = lock_blob(etag);
   std::error_code ec;
   if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != size)
-    download_into(blob, size, sha256, path, fetch, progress);
+    download_into(blob, size, sha256, path, fetch, progress, /*resume=*/true);
   link(commit, path, etag);
   return root_ / "snapshots" / commit / path;
 }

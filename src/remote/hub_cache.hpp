@@ -9,16 +9,20 @@
 // A blob is written as `<etag>.incomplete`, checked (size, and sha256 when the etag is one),
 // then renamed into place, under an exclusive flock on
 // `<cache>/.locks/models--org--name/<etag>.lock`: two processes never
-// download the same blob twice, and nobody ever sees a half-written one.
+// download the same blob twice, and nobody ever sees a half-written one. As in huggingface_hub,
+// an `<etag>.incomplete` left by an interrupted download (either tool's) is continued: its name
+// is the content's, so its bytes are of this file; the whole is still checked at the end.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
-#include "remote/http_fetch.hpp"
+#include "remote/cache_files.hpp"
 
 namespace ballast {
 
@@ -39,15 +43,21 @@ class HubRepoCache {
 
   // Makes sure blobs/<etag> holds the file (downloading it with `fetch` unless present) and
   // that snapshots/<commit>/<path> links to it; returns the snapshot path. `fetch` streams
-  // the whole file; `sha256` (lowercase hex), when given, must match or the download is
-  // deleted and Error(integrity) thrown. `progress` hears the bytes downloaded so far.
+  // the file from the offset it is given (after the bytes of a partial download) to its end;
+  // `sha256` (lowercase hex), when given, must match or the download is deleted and
+  // Error(integrity) thrown. `progress` hears the bytes in the blob so far.
   std::filesystem::path store(const std::string& commit, const std::string& path,
                               const std::string& etag, uint64_t size,
-                              const std::optional<std::string>& sha256,
-                              const std::function<void(const ByteSink&)>& fetch,
+                              const std::optional<std::string>& sha256, const RangeFetch& fetch,
                               const std::function<void(uint64_t)>& progress = {}) const;
 
+  // Starts blobs/<etag>.incomplete with `prefix`, the file's first bytes read already (its
+  // header), unless the blob or a partial download of it is there: store() continues after them.
+  void begin_partial(const std::string& etag, std::span<const std::byte> prefix) const;
+
  private:
+  // Creates blobs/ and huggingface_hub's lock folder; returns the blob's path and takes its lock.
+  std::pair<std::filesystem::path, std::unique_ptr<Fd>> lock_blob(const std::string& etag) const;
   void tag_cache_folder() const;
   void link(const std::string& commit, const std::string& path, const std::string& etag) const;
 
