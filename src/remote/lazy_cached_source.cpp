@@ -30,7 +30,7 @@ void LazyCachedSource::expect_reads(uint64_t bytes) const {
   if (blob()) return;
   const uint64_t before = expected_.fetch_add(bytes);
   const uint64_t half = size() - size() / 2;
-  if (bytes >= half || before >= half - bytes) fill();
+  if (bytes >= half || before >= half - bytes || ranged_->kept() == size()) fill();
 }
 
 void LazyCachedSource::fill() const {

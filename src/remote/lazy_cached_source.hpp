@@ -3,7 +3,8 @@
 // into its cache (the object cache or the Hub cache) and every later read, mapping and local
 // file comes from the cached blob. So a header parse (get_metadata, inspect) and a load of a
 // few tensors fetch only the ranges they read and leave the cache alone, while a load of most
-// of a file (or preload) downloads it once. The bytes read from the object's start (its header,
+// of a file (or preload) downloads it once; so does any load of a file that the header reads
+// brought whole already. The bytes read from the object's start (its header,
 // up to kLazyPrefixBytes) are kept, so the download can start after them. Thread-safe.
 #pragma once
 
@@ -39,7 +40,8 @@ class LazyCachedSource final : public ByteSource {
   std::optional<LocalFile> local_file(bool want_direct) const override;
 
   // A load is about to read `bytes` of the object: when they and what loads announced before
-  // reach half of its size, it is downloaded into the cache first.
+  // reach half of its size, or when the header reads brought the whole object already (a small
+  // file: caching it costs nothing more), it is downloaded into the cache first.
   void expect_reads(uint64_t bytes) const;
   // Downloads the object into the cache now (preload), unless done.
   void fill() const;

@@ -31,6 +31,11 @@ void PrefixSource::read_at(uint64_t offset, std::span<std::byte> out) const {
   ranged_->read_at(offset, out);  // not from the prefix (the source checks the range), unlocked
 }
 
+uint64_t PrefixSource::kept() const {
+  std::lock_guard lock(mutex_);
+  return prefix_.size();
+}
+
 std::vector<std::byte> PrefixSource::take_prefix() {
   std::lock_guard lock(mutex_);
   return std::move(prefix_);

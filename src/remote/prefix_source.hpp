@@ -28,6 +28,8 @@ class PrefixSource final : public ByteSource {
   const std::string& name() const override { return ranged_->name(); }
   void read_at(uint64_t offset, std::span<std::byte> out) const override;
 
+  // How many bytes from the start are kept.
+  uint64_t kept() const;
   // The bytes [0, n) read so far, moved out (later reads keep them anew).
   std::vector<std::byte> take_prefix();
 
