@@ -149,6 +149,9 @@ ShardLocation hub_shard(const std::shared_ptr<HubClient>& hub, const RemoteConte
   if (!remote.caching || hub->offline()) return location;
   location.open = [hub, cache, revision, path, read_mode, open = location.open] {
     if (cache.cached(revision, path)) return open();  // a commit's cached file: no request
+    // Another revision's blob of the same bytes is linked, not downloaded.
+    const HubFileInfo info = hub->head(revision, path);
+    if (cache.has_blob(info.etag, info.size)) return open();
     const std::string folder = path_folder(path);
     SiblingOpener siblings = [hub, revision, folder, read_mode](std::string_view relative) {
       const std::string sibling =
@@ -156,8 +159,9 @@ ShardLocation hub_shard(const std::shared_ptr<HubClient>& hub, const RemoteConte
       return hub->shard(revision, sibling, read_mode).open().bytes;
     };
     // The header bytes read already start the blob's partial download, which HubClient continues.
-    CacheFill fill = [hub, cache, revision, path, read_mode](std::vector<std::byte> prefix) {
-      cache.begin_partial(hub->head(revision, path).etag, prefix);
+    CacheFill fill = [hub, cache, etag = info.etag, revision, path,
+                      read_mode](std::vector<std::byte> prefix) {
+      cache.begin_partial(etag, prefix);
       return open_file_source(hub->download(revision, path), file_open_options(read_mode));
     };
     return ShardInput{

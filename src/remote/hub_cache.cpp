@@ -46,6 +46,12 @@ std::optional<fs::path> HubRepoCache::cached(const std::string& commit,
   return std::nullopt;
 }
 
+bool HubRepoCache::has_blob(const std::string& etag, uint64_t size) const {
+  const fs::path blob = root_ / "blobs" / etag;
+  std::error_code ec;
+  return fs::is_regular_file(blob, ec) && fs::file_size(blob, ec) == size && !ec;
+}
+
 void HubRepoCache::write_ref(const std::string& revision, const std::string& commit) const {
   if (revision == commit) return;
   // A branch may hold slashes ("refs/pr/1") but never leave refs/ ("../../x").

@@ -37,6 +37,8 @@ class HubRepoCache {
   // snapshots/<commit>/<path> when it is there.
   std::optional<std::filesystem::path> cached(const std::string& commit,
                                               const std::string& path) const;
+  // Whether blobs/<etag> holds a file of this size (another revision's, maybe).
+  bool has_blob(const std::string& etag, uint64_t size) const;
   // Records refs/<revision> = commit (not for a revision that is the commit itself, nor when
   // it is recorded already), creating snapshots/<commit>/ first.
   void write_ref(const std::string& revision, const std::string& commit) const;
