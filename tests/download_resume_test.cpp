@@ -2,11 +2,15 @@
 // sent. Object cache: the fault server's /cut/ mode breaks a download off after N bytes (one
 // attempt, no retries), leaving `<hash>.blob.incomplete` and the version it holds; the next
 // loader fetches only the rest and the blob hashes right; an object changed in between (a new
-// ETag) is downloaded again from zero. Hub cache: a partial `blobs/<etag>.incomplete`, as
+// ETag) is downloaded again from zero; `ballast fetch` killed mid-download (SIGKILL) is
+// resumed by the next fetch. Hub cache: a partial `blobs/<etag>.incomplete`, as
 // huggingface_hub leaves one, is continued by `ballast fetch`; one whose bytes are wrong fails
 // the sha256 check, is deleted, and the next fetch downloads the file whole.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
+
+#include <thread>
 
 #include "ballast/ballast.hpp"
 #include "ballast/cache.hpp"
@@ -27,9 +31,9 @@ constexpr uint64_t kCutAt = (10 << 20) + 12345;  // the first download breaks of
 // What parsing a header by ranges may fetch: a 64 KiB read-ahead from the start, with room.
 constexpr uint64_t kHeaderReads = 128 << 10;
 
-std::string big_file(int seed) {
+std::string big_file(int seed, size_t count = kTensors) {
   std::vector<StTensor> tensors;
-  for (size_t i = 0; i < kTensors; ++i) {
+  for (size_t i = 0; i < count; ++i) {
     std::string bytes(kTensorBytes, '\0');
     for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<char>(k * 31 + i + seed);
     tensors.push_back({"t" + std::to_string(10 + i), "U8", {kTensorBytes}, std::move(bytes)});
@@ -120,6 +124,44 @@ TEST_F(ObjectResume, AnObjectChangedSinceTheInterruptionIsDownloadedFromZero) {
   auto tensor = loader->load_tensor({.name = "t10", .source = WeightSource::url(url(path))});
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(tensor->data()), 16),
             changed.substr(changed.size() - kTensors * kTensorBytes, 16));
+}
+
+// `ballast fetch` killed (SIGKILL) once its download has written a piece: the partial file
+// stays, and the next fetch downloads only the rest.
+TEST_F(ObjectResume, AKilledFetchResumesInTheNextProcess) {
+  const std::string file = big_file(5, 24);  // 48 MiB, served at about 6 MiB/s
+  write_file(dir_ / "big.safetensors", file);
+  const std::string path = "slow/big.safetensors";
+  const std::vector<std::string> fetch = {
+      cli_path(), "fetch", "-q", "--connections", "1", "--cache-dir", cache_.path().string(),
+      url(path)};  // one 16 MiB range at a time: the partial file grows by 16 MiB
+  uint64_t partial = 0;
+  {
+    Process first(fetch);
+    for (int polls = 0; polls < 3000 && partial < (16 << 20); ++polls) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      auto files = cache_files(cache_.path());
+      std::error_code ec;
+      if (!files[".incomplete"].empty()) partial = fs::file_size(files[".incomplete"][0], ec);
+    }
+    ASSERT_EQ(::kill(first.pid(), SIGKILL), 0);
+  }
+  auto files = cache_files(cache_.path());
+  ASSERT_EQ(files[".incomplete"].size(), 1u) << "the killed fetch left no partial file";
+  ASSERT_TRUE(files[".blob"].empty()) << "the fetch finished before it was killed";
+  partial = fs::file_size(files[".incomplete"][0]);
+  EXPECT_GE(partial, 16u << 20);
+  const uint64_t first_run = sent(path);
+  auto r = run_command(cli_path() + " fetch -q --connections 1 --cache-dir " +
+                       shell_quote(cache_.path().string()) + " " + url(path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const uint64_t second_run = sent(path) - first_run;
+  EXPECT_GE(second_run, file.size() - partial);
+  EXPECT_LE(second_run, file.size() - partial + kHeaderReads);
+  files = cache_files(cache_.path());
+  ASSERT_EQ(files[".blob"].size(), 1u);
+  EXPECT_EQ(read_file(files[".blob"][0]), file);
+  EXPECT_TRUE(files[".incomplete"].empty());
 }
 
 class HubResume : public testing::Test {

@@ -28,6 +28,7 @@ FOLDER with the fault named by the first path segment, OTHER_PORT is the redirec
   /cut/N/F         as /ok/F with ETag = F's sha256 (so a new F has a new one), except that the
                    first GET whose range holds F's byte N breaks off just before it (once per
                    F while the server runs)
+  /slow/F          as /ok/F, but bodies go out in 64 KiB pieces 10 ms apart (about 6 MiB/s)
   /stats           JSON: requests per path, Authorization headers OTHER_PORT saw, all headers
                    OTHER_PORT and /seen saw, bytes /huge sent, body bytes of 206 answers per path
                    ("sent")
@@ -220,6 +221,15 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             with LOCK:
                 SENT[self.path] -= len(body) - (cut_at - first)
+            return
+        if mode == "slow":
+            self.send(206, headers)
+            try:
+                for start in range(0, len(body), 64 << 10):
+                    self.wfile.write(body[start:start + (64 << 10)])
+                    time.sleep(0.01)
+            except OSError:
+                self.close_connection = True
             return
         if mode == "drop" and n % 2 == 1 and len(body) > 1:
             self.send(206, headers, body[: len(body) // 2])
