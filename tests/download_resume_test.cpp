@@ -3,9 +3,10 @@
 // attempt, no retries), leaving `<hash>.blob.incomplete` and the version it holds; the next
 // loader fetches only the rest and the blob hashes right; an object changed in between (a new
 // ETag) is downloaded again from zero; `ballast fetch` killed mid-download (SIGKILL) is
-// resumed by the next fetch. Hub cache: a partial `blobs/<etag>.incomplete`, as
-// huggingface_hub leaves one, is continued by `ballast fetch`; one whose bytes are wrong fails
-// the sha256 check, is deleted, and the next fetch downloads the file whole.
+// resumed by the next fetch. Hub cache: a partial `blobs/<etag>.incomplete` is continued by
+// `ballast fetch`; one whose bytes are wrong fails the sha256 check, is deleted, and the next
+// fetch downloads the file whole (huggingface_hub's own leftovers:
+// tests/python/test_hub_partial_interop.py).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -206,8 +207,7 @@ class HubResume : public testing::Test {
   std::string endpoint_;
 };
 
-// huggingface_hub leaves blobs/<etag>.incomplete when a download is interrupted; ballast
-// continues it (and huggingface_hub would continue one of ballast's the same way).
+// An interrupted download's blobs/<etag>.incomplete is continued, only the rest fetched.
 TEST_F(HubResume, APartialBlobIsContinued) {
   const uint64_t partial = kCutAt;
   fs::create_directories(blob().parent_path());

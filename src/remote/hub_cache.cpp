@@ -2,6 +2,7 @@
 #include "remote/hub_cache.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -106,14 +107,50 @@ void HubRepoCache::begin_partial(const std::string& etag, std::span<const std::b
   ballast::begin_partial(blob, prefix);
 }
 
+namespace {
+
+// huggingface_hub (2.4) downloads into blobs/<etag>.<8 hex digits>.incomplete, a name of its
+// own per download, and leaves that file behind when its process is killed. Under the blob's
+// lock no download of it is running (huggingface_hub takes the same lock), so the longest of
+// those files and <etag>.incomplete becomes <etag>.incomplete, for this download to continue,
+// and the others are removed.
+void adopt_partials(const fs::path& blob) {
+  const fs::path ours = incomplete_path(blob);
+  const std::string prefix = blob.filename().string() + ".";
+  std::vector<fs::path> partials;
+  std::error_code ec;
+  if (fs::symlink_status(ours, ec).type() == fs::file_type::regular) partials.push_back(ours);
+  for (const auto& item : fs::directory_iterator(blob.parent_path(), ec)) {
+    const std::string name = item.path().filename().string();
+    const std::string middle = name.substr(std::min(name.size(), prefix.size()));
+    if (!name.starts_with(prefix) || middle.size() != 8 + std::string(".incomplete").size() ||
+        !middle.ends_with(".incomplete") || middle.find_first_not_of("0123456789abcdef") != 8 ||
+        item.symlink_status(ec).type() != fs::file_type::regular)
+      continue;
+    partials.push_back(item.path());
+  }
+  if (partials.empty() || (partials.size() == 1 && partials[0] == ours)) return;
+  auto size_of = [&](const fs::path& p) { return fs::file_size(p, ec); };
+  const fs::path longest = *std::max_element(
+      partials.begin(), partials.end(),
+      [&](const fs::path& a, const fs::path& b) { return size_of(a) < size_of(b); });
+  for (const fs::path& p : partials)
+    if (p != longest) fs::remove(p, ec);
+  if (longest != ours) fs::rename(longest, ours, ec);
+}
+
+}  // namespace
+
 fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
                              const std::string& etag, uint64_t size,
                              const std::optional<std::string>& sha256, const RangeFetch& fetch,
                              const std::function<void(uint64_t)>& progress) const {
   auto [blob, lock] = lock_blob(etag);
   std::error_code ec;
-  if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != size)
+  if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != size) {
+    adopt_partials(blob);
     download_into(blob, size, sha256, path, fetch, progress, /*resume=*/true);
+  }
   link(commit, path, etag);
   return root_ / "snapshots" / commit / path;
 }

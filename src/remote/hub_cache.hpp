@@ -9,9 +9,10 @@
 // A blob is written as `<etag>.incomplete`, checked (size, and sha256 when the etag is one),
 // then renamed into place, under an exclusive flock on
 // `<cache>/.locks/models--org--name/<etag>.lock`: two processes never
-// download the same blob twice, and nobody ever sees a half-written one. As in huggingface_hub,
-// an `<etag>.incomplete` left by an interrupted download (either tool's) is continued: its name
-// is the content's, so its bytes are of this file; the whole is still checked at the end.
+// download the same blob twice, and nobody ever sees a half-written one. An `<etag>.incomplete`
+// left by an interrupted download is continued (its name is the content's, so its bytes are of
+// this file; the whole is still checked at the end), and so is the longest
+// `<etag>.<8 hex>.incomplete` that huggingface_hub 2.4 leaves when its process is killed.
 #pragma once
 
 #include <cstdint>
