@@ -1,8 +1,9 @@
 // The URL object cache, preload and `ballast fetch` against Debian's nginx on 127.0.0.1: with
-// caching on an object is downloaded once (a second loader sends only a HEAD), a changed object
-// is downloaded again, a cached object loads with the server gone, the size bound evicts least
-// recently used objects but never one a loader is using, a failed download leaves nothing in the
-// cache, and preload with caching off holds the objects in memory so later loads fetch nothing.
+// caching on an object that a load reads whole (or preload) is downloaded once (a second loader
+// sends only a HEAD), a changed object is downloaded again, a cached object loads with the server
+// gone, the size bound evicts least recently used objects but never one a loader is using, a failed
+// download leaves nothing in the cache, and preload with caching off holds the objects in memory so
+// later loads fetch nothing.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -84,7 +85,8 @@ TEST_F(ObjectCacheTest, DownloadsOnceThenRevalidatesWithAHead) {
   const std::string want = two_tensor_file(1).substr(two_tensor_file(1).size() - kTensorBytes);
   {
     auto loader = create_weight_loader(config());
-    EXPECT_EQ(tensor_bytes(*loader->load_tensor(spec(url, "b"))), want);
+    auto both = loader->load_tensors({spec(url, "a"), spec(url, "b")});  // the whole file
+    EXPECT_EQ(tensor_bytes(*both[1]), want);
   }
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
   EXPECT_EQ(read_file(blobs(cache_.path())[0]), two_tensor_file(1));
@@ -99,15 +101,18 @@ TEST_F(ObjectCacheTest, DownloadsOnceThenRevalidatesWithAHead) {
 TEST_F(ObjectCacheTest, ChangedObjectIsDownloadedAgain) {
   BALLAST_REQUIRE_NGINX(server_);
   const std::string url = publish("m.safetensors", 1);
-  create_weight_loader(config())->load_tensor(spec(url, "a"));
+  create_weight_loader(config())->preload(WeightSource::url(url));
   publish("m.safetensors", 2);
   // nginx's ETag is the modification time and size: make sure the time moves.
   fs::last_write_time(server_.files() / "m.safetensors",
                       fs::file_time_type::clock::now() + std::chrono::seconds(5));
-  auto tensor = create_weight_loader(config())->load_tensor(spec(url, "a"));
+  auto loader = create_weight_loader(config());
+  loader->preload(WeightSource::url(url));
+  auto tensor = loader->load_tensor(spec(url, "a"));
   EXPECT_EQ(tensor_bytes(*tensor),
             two_tensor_file(2).substr(two_tensor_file(2).size() - 2 * kTensorBytes, kTensorBytes));
-  EXPECT_EQ(blobs(cache_.path()).size(), 1u);
+  ASSERT_EQ(blobs(cache_.path()).size(), 1u);
+  EXPECT_EQ(read_file(blobs(cache_.path())[0]), two_tensor_file(2));
 }
 
 TEST_F(ObjectCacheTest, CachedObjectLoadsWithTheServerGone) {
@@ -115,7 +120,7 @@ TEST_F(ObjectCacheTest, CachedObjectLoadsWithTheServerGone) {
   BALLAST_REQUIRE_NGINX(*server);
   write_file(server->files() / "m.safetensors", two_tensor_file(3));
   const std::string url = server->url("files/m.safetensors");
-  create_weight_loader(config())->load_tensor(spec(url, "a"));
+  create_weight_loader(config())->preload(WeightSource::url(url));
   server.reset();
   auto tensor = create_weight_loader(config())->load_tensor(spec(url, "b"));
   EXPECT_EQ(tensor_bytes(*tensor),
@@ -130,7 +135,7 @@ TEST_F(ObjectCacheTest, CachedObjectLoadsWithTheServerGone) {
 TEST_F(ObjectCacheTest, PlantedSymlinksAtTheCachesNamesAreNeverFollowed) {
   BALLAST_REQUIRE_NGINX(server_);
   const std::string url = publish("m.safetensors", 4);
-  create_weight_loader(config())->load_tensor(spec(url, "a"));
+  create_weight_loader(config())->preload(WeightSource::url(url));
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
   const fs::path blob = blobs(cache_.path())[0];
   TempDir elsewhere;
@@ -140,7 +145,9 @@ TEST_F(ObjectCacheTest, PlantedSymlinksAtTheCachesNamesAreNeverFollowed) {
   fs::remove_all(cache_.path() / "objects");
   fs::create_directories(cache_.path() / "objects");
   fs::create_symlink(victim, blob.string() + ".incomplete");
-  auto tensor = create_weight_loader(config())->load_tensor(spec(url, "a"));
+  auto loader = create_weight_loader(config());
+  loader->preload(WeightSource::url(url));
+  auto tensor = loader->load_tensor(spec(url, "a"));
   EXPECT_EQ(tensor_bytes(*tensor),
             two_tensor_file(4).substr(two_tensor_file(4).size() - 2 * kTensorBytes, kTensorBytes));
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(blob)));
@@ -151,7 +158,7 @@ TEST_F(ObjectCacheTest, PlantedSymlinksAtTheCachesNamesAreNeverFollowed) {
   fs::path lock = blob;
   lock.replace_extension(".lock");
   fs::create_symlink(victim, lock);
-  EXPECT_THROW(create_weight_loader(config())->load_tensor(spec(url, "a")), Error);
+  EXPECT_THROW(create_weight_loader(config())->preload(WeightSource::url(url)), Error);
   EXPECT_EQ(read_file(victim), "precious");
   EXPECT_FALSE(fs::exists(blob));
 }
@@ -163,18 +170,18 @@ TEST_F(ObjectCacheTest, SizeBoundEvictsLeastRecentlyUsedButNeverAnObjectInUse) {
   const std::string a = publish("a.safetensors", 1), b = publish("b.safetensors", 2),
                     c = publish("c.safetensors", 3);
   auto first = create_weight_loader(config(true, bound));
-  first->load_tensor(spec(a, "a"));
+  first->preload(WeightSource::url(a));
   first.reset();  // a: cached, not in use
   auto holder = create_weight_loader(config(true, bound));
-  holder->load_tensor(spec(b, "a"));  // b: in use while `holder` lives; a is evicted
+  holder->preload(WeightSource::url(b));  // b: in use while `holder` lives; a is evicted
   EXPECT_EQ(blobs(cache_.path()).size(), 1u);
   auto third = create_weight_loader(config(true, bound));
-  third->load_tensor(spec(c, "a"));  // over the bound, but b and c are both in use
+  third->preload(WeightSource::url(c));  // over the bound, but b and c are both in use
   EXPECT_EQ(blobs(cache_.path()).size(), 2u);
   holder.reset();
   third.reset();
   auto fourth = create_weight_loader(config(true, bound));
-  fourth->load_tensor(spec(a, "a"));  // a again: b (least recent) and then c go
+  fourth->preload(WeightSource::url(a));  // a again: b (least recent) and then c go
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
   EXPECT_EQ(read_file(blobs(cache_.path())[0]), two_tensor_file(1));
 }
@@ -184,11 +191,12 @@ TEST_F(ObjectCacheTest, FailedDownloadsLeaveNothingBehind) {
   fs::create_directories(cache_.path());
   const std::string bytes(1000, 'x');
   auto deliver = [&](size_t n) {
-    return [&, n](const ByteSink& sink) { sink(std::as_bytes(std::span(bytes.data(), n))); };
+    return
+        [&, n](uint64_t, const ByteSink& sink) { sink(std::as_bytes(std::span(bytes.data(), n))); };
   };
   auto expect_integrity = [&](auto fetch, std::optional<std::string> sha) {
     try {
-      download_into(blob, bytes.size(), sha, "x", fetch);
+      download_into(blob, bytes.size(), sha, "x", fetch, {}, /*resume=*/true);
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::integrity) << e.what();
@@ -198,18 +206,56 @@ TEST_F(ObjectCacheTest, FailedDownloadsLeaveNothingBehind) {
   };
   expect_integrity(deliver(999), std::nullopt);  // short
   expect_integrity(
-      [&](const ByteSink& sink) {
+      [&](uint64_t, const ByteSink& sink) {
         sink(std::as_bytes(std::span(bytes.data(), 1000)));
         sink(std::as_bytes(std::span(bytes.data(), 1)));
       },
       std::nullopt);                                      // long
   expect_integrity(deliver(1000), std::string(64, '0'));  // wrong sha256
-  EXPECT_THROW(download_into(blob, bytes.size(), std::nullopt, "x",
-                             [](const ByteSink&) { throw Error(ErrorCode::network, "dropped"); }),
+  // A network failure before any byte, or of a download that may not resume, leaves nothing.
+  auto dropped = [](uint64_t, const ByteSink&) { throw Error(ErrorCode::network, "dropped"); };
+  EXPECT_THROW(download_into(blob, bytes.size(), std::nullopt, "x", dropped, {}, true), Error);
+  EXPECT_TRUE(fs::is_empty(cache_.path()));
+  auto dropped_after = [&](uint64_t, const ByteSink& sink) {
+    sink(std::as_bytes(std::span(bytes.data(), 600)));
+    throw Error(ErrorCode::network, "dropped");
+  };
+  EXPECT_THROW(download_into(blob, bytes.size(), std::nullopt, "x", dropped_after, {}, false),
                Error);
   EXPECT_TRUE(fs::is_empty(cache_.path()));
-  download_into(blob, bytes.size(), std::nullopt, "x", deliver(1000));
+  download_into(blob, bytes.size(), std::nullopt, "x", deliver(1000), {}, true);
   EXPECT_EQ(read_file(blob), bytes);
+}
+
+// A resumable download broken off on the network keeps its bytes as `.incomplete`; the next
+// one is asked only for the rest, and the sha256 covers the kept bytes too.
+TEST_F(ObjectCacheTest, ANetworkFailureLeavesAPartialThatTheNextDownloadContinues) {
+  const fs::path blob = cache_.path() / "x.blob";
+  fs::create_directories(cache_.path());
+  std::string bytes(1000, 'x');
+  bytes[10] = 'y';
+  EXPECT_THROW(download_into(
+                   blob, bytes.size(), std::nullopt, "x",
+                   [&](uint64_t from, const ByteSink& sink) {
+                     EXPECT_EQ(from, 0u);
+                     sink(std::as_bytes(std::span(bytes.data(), 600)));
+                     throw Error(ErrorCode::network, "dropped");
+                   },
+                   {}, true),
+               Error);
+  EXPECT_EQ(read_file(blob.string() + ".incomplete"), bytes.substr(0, 600));
+  std::vector<uint64_t> progress;
+  const std::string sha = download_into(
+      blob, bytes.size(), sha256_hex(std::as_bytes(std::span(bytes.data(), bytes.size()))), "x",
+      [&](uint64_t from, const ByteSink& sink) {
+        EXPECT_EQ(from, 600u);
+        sink(std::as_bytes(std::span(bytes.data() + from, bytes.size() - from)));
+      },
+      [&](uint64_t done) { progress.push_back(done); }, true);
+  EXPECT_EQ(read_file(blob), bytes);
+  EXPECT_EQ(progress.front(), 600u);
+  EXPECT_EQ(progress.back(), 1000u);
+  EXPECT_FALSE(fs::exists(blob.string() + ".incomplete"));
 }
 
 TEST_F(ObjectCacheTest, ServerErrorsMidDownloadLeaveNoPartialBlob) {

@@ -105,6 +105,7 @@ void Checkpoint::parse_shard(Shard& shard) {
         make_memory_source(input.bytes->read(0, input.bytes->size()), input.bytes->name());
   shard.index = parse_shard_input(input, parsing_);
   shard.path = std::move(input.path);
+  shard.bytes = std::move(input.bytes);
   // In a folder of several .npy files each file's single array is named after the file
   // (numpy.save names nothing; "arr_0" for every file would collide).
   const std::filesystem::path name = shard.location.name;
@@ -184,18 +185,21 @@ void Checkpoint::require_weight_map_matches(const std::map<std::string_view, siz
                   {.source = shards_[shard]->location.name, .tensor = name});
 }
 
-const TensorEntry& Checkpoint::entry(const std::string& name) {
+std::pair<Checkpoint::Shard*, const TensorEntry*> Checkpoint::locate(const std::string& name) {
   if (only_tensor_ && name != *only_tensor_)
     throw Error(ErrorCode::not_found,
                 fmt::format("the source is restricted to tensor '{}'", *only_tensor_),
                 {.source = description_, .tensor = name});
   if (auto it = weight_map_.find(name); it != weight_map_.end()) {
-    if (const TensorEntry* e = find_in(parsed_shard(it->second), name)) return *e;
+    Shard& shard = parsed_shard(it->second);
+    if (const TensorEntry* e = find_in(shard, name)) return {&shard, e};
     throw Error(ErrorCode::invalid_format, "the shard index names a shard that lacks this tensor",
                 {.source = shards_[it->second]->location.name, .tensor = name});
   }
-  for (size_t i = 0; i < shards_.size(); ++i)
-    if (const TensorEntry* e = find_in(parsed_shard(i), name)) return *e;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    Shard& shard = parsed_shard(i);
+    if (const TensorEntry* e = find_in(shard, name)) return {&shard, e};
+  }
   throw_no_such_tensor(name);
 }
 
@@ -206,6 +210,12 @@ void Checkpoint::throw_no_such_tensor(const std::string& name) const {
       for (const auto& [known, index] : shard->by_name) names.push_back(known);
   throw Error(ErrorCode::not_found, "no such tensor" + closest_names_text(name, names),
               {.source = description_, .tensor = name});
+}
+
+const TensorEntry& Checkpoint::entry(const std::string& name) { return *locate(name).second; }
+
+std::shared_ptr<ByteSource> Checkpoint::shard_bytes(const std::string& name) {
+  return locate(name).first->bytes;
 }
 
 std::string Checkpoint::default_tensor_name() {
@@ -233,6 +243,13 @@ std::string Checkpoint::extra_json() {
   for (size_t i = 0; i < shards_.size(); ++i) merge_into(merged, parsed_shard(i).index.extra);
   merge_into(merged, index_metadata_);
   return merged.dump();
+}
+
+std::vector<std::shared_ptr<ByteSource>> Checkpoint::shard_bytes() const {
+  std::vector<std::shared_ptr<ByteSource>> out;
+  for (const auto& s : shards_)
+    if (s->parsed.load(std::memory_order_acquire)) out.push_back(s->bytes);
+  return out;
 }
 
 std::vector<std::filesystem::path> Checkpoint::files() const {

@@ -77,11 +77,15 @@ class Checkpoint {
   std::string extra_json();
   // The local files behind this checkpoint's parsed shards (empty for memory and URLs).
   std::vector<std::filesystem::path> files() const;
+  // The bytes of the shard that holds tensor `name` (parses it), and of every parsed shard.
+  std::shared_ptr<ByteSource> shard_bytes(const std::string& name);
+  std::vector<std::shared_ptr<ByteSource>> shard_bytes() const;
 
  private:
   struct Shard {
     ShardLocation location;
-    std::filesystem::path path;  // the local file, once parsed (empty for memory and URLs)
+    std::filesystem::path path;         // the local file, once parsed (empty for memory and URLs)
+    std::shared_ptr<ByteSource> bytes;  // once parsed
     // Set once the shard is parsed. Not std::call_once: a parse that throws must leave the
     // shard for the next request to retry, and call_once built on pthread_once does not
     // (under ThreadSanitizer its interceptor left later callers waiting forever).
@@ -96,6 +100,8 @@ class Checkpoint {
   Shard& parsed_shard(size_t i);
   void parse_shard(Shard& shard);
   const TensorEntry* find_in(Shard& shard, const std::string& name);
+  // The shard holding tensor `name` (parsed) and its entry.
+  std::pair<Shard*, const TensorEntry*> locate(const std::string& name);
   void require_weight_map_matches(const std::map<std::string_view, size_t>& seen_in);
   // "no such tensor", naming the closest names of the parsed shards.
   [[noreturn]] void throw_no_such_tensor(const std::string& name) const;

@@ -26,6 +26,7 @@
 #include "loader/mapping_policy.hpp"
 #include "loader/materialize.hpp"
 #include "remote/hub_client.hpp"
+#include "remote/lazy_cached_source.hpp"
 #include "remote/remote_context.hpp"
 #include "remote/s3_object.hpp"
 #include "transform/plan.hpp"
@@ -99,6 +100,7 @@ class DefaultLoader final : public WeightLoader {
   // is loaded by the loader's threads.
   TensorRef load_tensor(TensorSpec spec) override {
     PreparedLoad p = prepare(spec, [this](const WeightSource& s) { return checkpoint(s); });
+    expect_remote_reads({&p, 1});
     p.mapping = mappings_.mapping(p.plan);
     if (p.device.is_host() && !p.plan.quantize && can_view_without_copy(p.plan, p.mapping.get()))
       return finish(p);
@@ -224,14 +226,27 @@ class DefaultLoader final : public WeightLoader {
     Device device;
     TensorFactory* device_factory = nullptr;
     std::shared_ptr<const MappedRegion> mapping;  // mappings_.mapping(plan)
+    std::shared_ptr<ByteSource> shard;            // the bytes of the shard holding the tensor
   };
 
   using CheckpointOpener = std::function<std::shared_ptr<Checkpoint>(const WeightSource&)>;
 
   TensorRef load(const TensorSpec& spec) {
     PreparedLoad p = prepare(spec, [this](const WeightSource& s) { return checkpoint(s); });
+    expect_remote_reads({&p, 1});
     p.mapping = mappings_.mapping(p.plan);
     return finish(p);
+  }
+
+  // A remote shard not cached yet (caching on) is downloaded into its cache before a load that,
+  // with the loads before it, reads at least half of it; smaller loads read their ranges
+  // (LazyCachedSource, docs/remote.md).
+  static void expect_remote_reads(std::span<const PreparedLoad> prepared) {
+    std::map<const ByteSource*, uint64_t> bytes;
+    for (const PreparedLoad& p : prepared)
+      bytes[p.shard.get()] += dtype_bytes_for(p.plan.view.dtype, p.plan.view.numel()).value_or(0);
+    for (const auto& [shard, n] : bytes)
+      if (shard) expect_reads(*shard, n);
   }
 
   // Looks up each distinct byte source's mapping once for the batch: every lookup re-checks
@@ -261,6 +276,7 @@ class DefaultLoader final : public WeightLoader {
       p.name = spec.name.empty() ? cp->default_tensor_name() : spec.name;
       try {
         p.plan = plan_load(cp->entry(p.name), spec.transformations);
+        p.shard = cp->shard_bytes(p.name);
         check_expectations(spec, p.plan, p.name);
         p.device_factory = &factory_for(spec.device, p.name);
       } catch (Error& e) {
@@ -434,6 +450,7 @@ class DefaultLoader final : public WeightLoader {
     std::vector<PreparedLoad> prepared(specs.size());
     parallel_for(&pool_, pool_.size() - 1, specs.size(),
                  [&](size_t i) { prepared[i] = prepare(specs[i], open); });
+    expect_remote_reads(prepared);
     look_up_mappings(prepared);
     const auto arena = place_in_one_arena(prepared);
 
@@ -569,9 +586,9 @@ class DefaultLoader final : public WeightLoader {
   }
 
   // Local files: parses every shard and asks the kernel to read the files ahead into the page
-  // cache. Remote sources: with caching on, opening each shard downloads it into the cache;
-  // with caching off, every shard is read whole into memory, and the loader keeps that
-  // checkpoint for later loads of the source.
+  // cache. Remote sources: with caching on, every shard is downloaded into the cache once its
+  // header has been parsed; with caching off, every shard is read whole into memory, and the
+  // loader keeps that checkpoint for later loads of the source.
   void preload_now(const WeightSource& source) {
     const bool remote = !std::holds_alternative<FileSource>(source.location) &&
                         !std::holds_alternative<MemorySource>(source.location);
@@ -585,6 +602,7 @@ class DefaultLoader final : public WeightLoader {
     }
     auto cp = checkpoint(source);
     cp->entries();
+    for (const auto& bytes : cp->shard_bytes()) fill_cache(*bytes);
     for (const auto& path : cp->files()) {
       int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
       if (fd < 0) continue;

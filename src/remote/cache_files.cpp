@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,6 +40,32 @@ void write_all(int fd, std::span<const std::byte> bytes, const fs::path& path) {
 int create_new_file(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) fail_io("cannot create", path);
+  return fd;
+}
+
+// The partial download at `path`, opened to be continued: a regular file (never a symlink) of
+// at most `size` bytes, whose bytes go into `hash` and whose length into `length`. Null when
+// there is none or it cannot be read (`hash` may then hold some of its bytes: the caller starts
+// a new download).
+std::unique_ptr<Fd> open_partial(const fs::path& path, uint64_t size, Sha256& hash,
+                                 uint64_t& length) {
+  auto fd = std::make_unique<Fd>(
+      ::open(path.c_str(), O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (fd->get() < 0 || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) > size)
+    return nullptr;
+  const uint64_t total = static_cast<uint64_t>(st.st_size);
+  std::vector<std::byte> buffer(std::min<uint64_t>(total, 4 << 20));
+  for (length = 0; length < total;) {
+    const ssize_t n =
+        ::pread(fd->get(), buffer.data(), std::min<uint64_t>(buffer.size(), total - length),
+                static_cast<off_t>(length));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return nullptr;
+    hash.update(std::span(buffer.data(), static_cast<size_t>(n)));
+    length += static_cast<uint64_t>(n);
+  }
   return fd;
 }
 
@@ -82,26 +109,53 @@ void write_atomically(const fs::path& path, const std::string& text) {
   fs::rename(temp, path);
 }
 
+fs::path incomplete_path(const fs::path& destination) {
+  return destination.string() + ".incomplete";
+}
+
+void begin_partial(const fs::path& destination, std::span<const std::byte> prefix) {
+  const fs::path incomplete = incomplete_path(destination);
+  std::error_code ec;
+  if (prefix.empty() || fs::exists(destination, ec) ||
+      fs::symlink_status(incomplete, ec).type() != fs::file_type::not_found)
+    return;
+  try {
+    Fd out(create_new_file(incomplete));
+    write_all(out.get(), prefix, incomplete);
+  } catch (...) {
+    fs::remove(incomplete, ec);
+    throw;
+  }
+}
+
 std::string download_into(const fs::path& destination, uint64_t size,
                           const std::optional<std::string>& sha256, const std::string& source,
-                          const std::function<void(const ByteSink&)>& fetch,
-                          const std::function<void(uint64_t)>& progress) {
-  const fs::path incomplete = destination.string() + ".incomplete";
+                          const RangeFetch& fetch, const std::function<void(uint64_t)>& progress,
+                          bool resume) {
+  const fs::path incomplete = incomplete_path(destination);
   std::error_code ec;
   std::string actual;
+  uint64_t written = 0;
   try {
-    // Under the object's exclusive lock: what is at this name is a leftover of a process that
-    // died (or something planted), removed (unlink never follows a symlink) and made anew.
-    ::unlink(incomplete.c_str());
-    Fd out(create_new_file(incomplete));
-    Sha256 hash;
-    uint64_t written = 0;
-    fetch([&](std::span<const std::byte> bytes) {
+    // Under the object's exclusive lock: what is at this name is a partial download left by a
+    // process that failed or died (continued when `resume` says it is of this object), or
+    // something planted (unlink never follows a symlink), removed and made anew.
+    auto hash = std::make_unique<Sha256>();
+    std::unique_ptr<Fd> partial = resume ? open_partial(incomplete, size, *hash, written) : nullptr;
+    if (!partial || written == 0) {
+      hash = std::make_unique<Sha256>();
+      written = 0;
+      ::unlink(incomplete.c_str());
+      partial = std::make_unique<Fd>(create_new_file(incomplete));
+    }
+    const Fd& out = *partial;
+    if (progress && written > 0) progress(written);
+    fetch(written, [&](std::span<const std::byte> bytes) {
       if (written + bytes.size() > size)
         throw Error(ErrorCode::integrity, "the download is longer than its stated size",
                     {.source = source});
       write_all(out.get(), bytes, incomplete);
-      hash.update(bytes);
+      hash->update(bytes);
       written += bytes.size();
       if (progress) progress(written);
     });
@@ -109,13 +163,18 @@ std::string download_into(const fs::path& destination, uint64_t size,
       throw Error(ErrorCode::integrity,
                   fmt::format("the download has {} bytes, the server said {}", written, size),
                   {.source = source});
-    actual = hash.hex();
+    actual = hash->hex();
     if (sha256 && actual != *sha256)
       throw Error(ErrorCode::integrity, "the download's sha256 differs from the expected one",
                   {.source = source, .expected = *sha256, .actual = actual});
     if (::fsync(out.get()) != 0) fail_io("cannot sync", incomplete);
+  } catch (const Error& e) {
+    // A network failure leaves what arrived for the next download of this object to resume;
+    // anything else (wrong bytes, a changed object, a full disk) leaves no partial file.
+    if (!resume || written == 0 || e.code() != ErrorCode::network) fs::remove(incomplete, ec);
+    throw;
   } catch (...) {
-    fs::remove(incomplete, ec);  // never leave a partial file behind
+    fs::remove(incomplete, ec);
     throw;
   }
   fs::rename(incomplete, destination);

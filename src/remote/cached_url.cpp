@@ -1,12 +1,12 @@
 // URL and S3 objects read through the object cache (see cached_url.hpp).
 #include "remote/cached_url.hpp"
 
-#include <algorithm>
-#include <vector>
+#include <variant>
 
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
 #include "remote/http_byte_source.hpp"
+#include "remote/lazy_cached_source.hpp"
 #include "remote/probed_download.hpp"
 #include "remote/url.hpp"
 
@@ -30,42 +30,82 @@ class LeasedSource final : public ByteSource {
   CacheLease lease_;
 };
 
-}  // namespace
+std::shared_ptr<ByteSource> open_blob(CachedObject object, ReadMode read_mode) {
+  auto file = open_file_source(object.path, {.allow_mmap = read_mode != ReadMode::read});
+  return std::make_shared<LeasedSource>(std::move(file), std::move(object.lease));
+}
 
-CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
-                          const ObjectProbe& probe) {
-  const std::string& url = target.url;
-  HttpObjectInfo info;
-  try {
-    info = http_stat(*remote.http, target);
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::network) throw;
-    if (auto cached = remote.objects->cached(url)) return *cached;
-    throw;
-  }
+// The object's blob in the cache, downloaded unless it holds the version `info` describes:
+// after `probe` (when given), or after the first bytes of it that `prefix` holds. Every request
+// of the download is pinned to that version.
+CachedObject fetch_version(const RemoteContext& remote, const HttpTarget& target,
+                           const HttpObjectInfo& info, const ObjectProbe& probe,
+                           std::span<const std::byte> prefix = {}) {
   std::function<void(uint64_t)> progress;
   if (remote.progress)
     progress = [&](uint64_t done) { remote.progress({target.name, done, info.size}); };
   return remote.objects->fetch(
-      url, target.name, info,
-      [&](const ByteSink& sink) { probe_and_download(remote, target, info, probe, sink); },
+      target.url, target.name, info,
+      [&](uint64_t from, const ByteSink& sink) {
+        if (probe) return probe_and_download(remote, target, info, probe, from, sink);
+        download_object(remote, target, info, prefix, from, sink);
+      },
       progress);
 }
 
-ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode,
-                       const ObjectProbe& probe) {
-  CachedObject object = fetch_cached(remote, target, probe);
-  auto file = open_file_source(object.path, {.allow_mmap = read_mode != ReadMode::read});
-  return ShardInput{std::make_shared<LeasedSource>(std::move(file), std::move(object.lease)),
-                    nullptr, object.path};
+// HEAD of the object, or, when the server cannot be reached, the blob cached earlier.
+std::variant<HttpObjectInfo, CachedObject> stat_or_cached(const RemoteContext& remote,
+                                                          const HttpTarget& target) {
+  try {
+    return http_stat(*remote.http, target);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::network) throw;
+    if (auto cached = remote.objects->cached(target.url)) return *cached;
+    throw;
+  }
+}
+
+}  // namespace
+
+CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
+                          const ObjectProbe& probe) {
+  auto stat = stat_or_cached(remote, target);
+  if (auto* cached = std::get_if<CachedObject>(&stat)) return *cached;
+  return fetch_version(remote, target, std::get<HttpObjectInfo>(stat), probe);
+}
+
+ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode) {
+  CachedObject object = fetch_cached(remote, target, {});
+  const auto path = object.path;
+  return ShardInput{open_blob(std::move(object), read_mode), nullptr, path};
+}
+
+ShardInput open_lazily_cached(std::shared_ptr<const RemoteContext> remote, const HttpTarget& target,
+                              ReadMode read_mode) {
+  auto stat = stat_or_cached(*remote, target);
+  if (auto* cached = std::get_if<CachedObject>(&stat)) {
+    const auto path = cached->path;
+    return ShardInput{open_blob(std::move(*cached), read_mode), nullptr, path};
+  }
+  const HttpObjectInfo& info = std::get<HttpObjectInfo>(stat);
+  if (auto current = remote->objects->cached(target.url, info)) {
+    const auto path = current->path;
+    return ShardInput{open_blob(std::move(*current), read_mode), nullptr, path};
+  }
+  auto ranged = open_http_source(remote->http, target, info, remote->reads);
+  CacheFill fill = [remote, target, info, read_mode](std::vector<std::byte> prefix) {
+    return open_blob(fetch_version(*remote, target, info, {}, prefix), read_mode);
+  };
+  return ShardInput{
+      std::make_shared<LazyCachedSource>(std::move(ranged), std::move(fill)), nullptr, {}};
 }
 
 ShardInput open_cached_url(std::shared_ptr<const RemoteContext> remote, const std::string& url,
-                           const HttpHeaders& headers, ReadMode read_mode,
-                           const ObjectProbe& probe) {
-  ShardInput input = open_cached(*remote, make_http_target(url, headers), read_mode, probe);
+                           const HttpHeaders& headers, ReadMode read_mode) {
+  ShardInput input = open_lazily_cached(remote, make_http_target(url, headers), read_mode);
   input.siblings = [remote, url, headers, read_mode](std::string_view relative) {
-    return open_cached_url(remote, resolve_relative_url(url, relative), headers, read_mode, {})
+    return open_cached(*remote, make_http_target(resolve_relative_url(url, relative), headers),
+                       read_mode)
         .bytes;
   };
   return input;

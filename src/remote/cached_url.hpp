@@ -1,9 +1,10 @@
-// URL and S3 objects through ballast's object cache (caching on): the object is HEADed, downloaded
-// whole into the cache unless the cached blob still matches its size and ETag, and then read
-// as a local file (mapped when the read mode allows). Before a download the object is probed
-// by ranges (a shard's header parsed, an index's size checked): what the probe refuses is
-// never downloaded, so nothing hostile lands in the cache. When the server cannot be reached, a
-// blob cached earlier is used as it is. A server without Range support is downloaded in one
+// URL and S3 objects through ballast's object cache (caching on). A shard is HEADed: when the
+// cached blob still matches its size and ETag it is read as a local file (mapped when the read
+// mode allows); otherwise it is read by ranges until a load wants most of it, and only then
+// downloaded into the cache (LazyCachedSource), so a header parse downloads nothing. When the
+// server cannot be reached, a blob cached earlier is used as it is. Small files (an index) and
+// files beside a shard (ONNX external data) are downloaded into the cache when opened, a small
+// file after `probe` (its size checked). A server without Range support is downloaded in one
 // sequential stream; otherwise the download goes out as concurrent ranged GETs.
 #pragma once
 
@@ -22,13 +23,15 @@ namespace ballast {
 CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
                           const ObjectProbe& probe);
 // That blob as a shard (no siblings), holding its cache lease while open.
-ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode,
-                       const ObjectProbe& probe);
+ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode);
+// The object as a shard (no siblings): its cached blob when that is current, else a
+// LazyCachedSource that downloads it into the object cache when a load wants most of it.
+ShardInput open_lazily_cached(std::shared_ptr<const RemoteContext> remote, const HttpTarget& target,
+                              ReadMode read_mode);
 
-// The object as a shard read from its cached blob; files beside it (ONNX external data) are
-// cached the same way, unprobed.
+// A URL as a shard, as open_lazily_cached; files beside it (ONNX external data) are cached
+// whole when opened.
 ShardInput open_cached_url(std::shared_ptr<const RemoteContext> remote, const std::string& url,
-                           const HttpHeaders& headers, ReadMode read_mode,
-                           const ObjectProbe& probe);
+                           const HttpHeaders& headers, ReadMode read_mode);
 
 }  // namespace ballast

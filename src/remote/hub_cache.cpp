@@ -2,6 +2,7 @@
 #include "remote/hub_cache.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -46,6 +47,12 @@ std::optional<fs::path> HubRepoCache::cached(const std::string& commit,
   return std::nullopt;
 }
 
+bool HubRepoCache::has_blob(const std::string& etag, uint64_t size) const {
+  const fs::path blob = root_ / "blobs" / etag;
+  std::error_code ec;
+  return fs::is_regular_file(blob, ec) && fs::file_size(blob, ec) == size && !ec;
+}
+
 void HubRepoCache::write_ref(const std::string& revision, const std::string& commit) const {
   if (revision == commit) return;
   // A branch may hold slashes ("refs/pr/1") but never leave refs/ ("../../x").
@@ -84,23 +91,66 @@ void HubRepoCache::tag_cache_folder() const {
                    "#\thttps://bford.info/cachedir/\n");
 }
 
-fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
-                             const std::string& etag, uint64_t size,
-                             const std::optional<std::string>& sha256,
-                             const std::function<void(const ByteSink&)>& fetch,
-                             const std::function<void(uint64_t)>& progress) const {
+std::pair<fs::path, std::unique_ptr<Fd>> HubRepoCache::lock_blob(const std::string& etag) const {
   const fs::path blobs = root_ / "blobs";
   fs::create_directories(blobs);
   tag_cache_folder();
-  const fs::path blob = blobs / etag;
   // huggingface_hub keeps its locks in <cache>/.locks/models--org--name/<etag>.lock.
   const fs::path locks = root_.parent_path() / ".locks" / root_.filename();
   fs::create_directories(locks);
-  const fs::path lock_path = locks / (etag + ".lock");
-  auto lock = lock_file(lock_path, /*exclusive=*/true);
+  return {blobs / etag, lock_file(locks / (etag + ".lock"), /*exclusive=*/true)};
+}
+
+void HubRepoCache::begin_partial(const std::string& etag, std::span<const std::byte> prefix) const {
+  if (prefix.empty()) return;
+  auto [blob, lock] = lock_blob(etag);
+  ballast::begin_partial(blob, prefix);
+}
+
+namespace {
+
+// huggingface_hub (2.4) downloads into blobs/<etag>.<8 hex digits>.incomplete, a name of its
+// own per download, and leaves that file behind when its process is killed. Under the blob's
+// lock no download of it is running (huggingface_hub takes the same lock), so the longest of
+// those files and <etag>.incomplete becomes <etag>.incomplete, for this download to continue,
+// and the others are removed.
+void adopt_partials(const fs::path& blob) {
+  const fs::path ours = incomplete_path(blob);
+  const std::string prefix = blob.filename().string() + ".";
+  std::vector<fs::path> partials;
   std::error_code ec;
-  if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != size)
-    download_into(blob, size, sha256, path, fetch, progress);
+  if (fs::symlink_status(ours, ec).type() == fs::file_type::regular) partials.push_back(ours);
+  for (const auto& item : fs::directory_iterator(blob.parent_path(), ec)) {
+    const std::string name = item.path().filename().string();
+    const std::string middle = name.substr(std::min(name.size(), prefix.size()));
+    if (!name.starts_with(prefix) || middle.size() != 8 + std::string(".incomplete").size() ||
+        !middle.ends_with(".incomplete") || middle.find_first_not_of("0123456789abcdef") != 8 ||
+        item.symlink_status(ec).type() != fs::file_type::regular)
+      continue;
+    partials.push_back(item.path());
+  }
+  if (partials.empty() || (partials.size() == 1 && partials[0] == ours)) return;
+  auto size_of = [&](const fs::path& p) { return fs::file_size(p, ec); };
+  const fs::path longest = *std::max_element(
+      partials.begin(), partials.end(),
+      [&](const fs::path& a, const fs::path& b) { return size_of(a) < size_of(b); });
+  for (const fs::path& p : partials)
+    if (p != longest) fs::remove(p, ec);
+  if (longest != ours) fs::rename(longest, ours, ec);
+}
+
+}  // namespace
+
+fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
+                             const std::string& etag, uint64_t size,
+                             const std::optional<std::string>& sha256, const RangeFetch& fetch,
+                             const std::function<void(uint64_t)>& progress) const {
+  auto [blob, lock] = lock_blob(etag);
+  std::error_code ec;
+  if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != size) {
+    adopt_partials(blob);
+    download_into(blob, size, sha256, path, fetch, progress, /*resume=*/true);
+  }
   link(commit, path, etag);
   return root_ / "snapshots" / commit / path;
 }

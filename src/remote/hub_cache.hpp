@@ -9,16 +9,21 @@
 // A blob is written as `<etag>.incomplete`, checked (size, and sha256 when the etag is one),
 // then renamed into place, under an exclusive flock on
 // `<cache>/.locks/models--org--name/<etag>.lock`: two processes never
-// download the same blob twice, and nobody ever sees a half-written one.
+// download the same blob twice, and nobody ever sees a half-written one. An `<etag>.incomplete`
+// left by an interrupted download is continued (its name is the content's, so its bytes are of
+// this file; the whole is still checked at the end), and so is the longest
+// `<etag>.<8 hex>.incomplete` that huggingface_hub 2.4 leaves when its process is killed.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
-#include "remote/http_fetch.hpp"
+#include "remote/cache_files.hpp"
 
 namespace ballast {
 
@@ -33,21 +38,29 @@ class HubRepoCache {
   // snapshots/<commit>/<path> when it is there.
   std::optional<std::filesystem::path> cached(const std::string& commit,
                                               const std::string& path) const;
+  // Whether blobs/<etag> holds a file of this size (another revision's, maybe).
+  bool has_blob(const std::string& etag, uint64_t size) const;
   // Records refs/<revision> = commit (not for a revision that is the commit itself, nor when
   // it is recorded already), creating snapshots/<commit>/ first.
   void write_ref(const std::string& revision, const std::string& commit) const;
 
   // Makes sure blobs/<etag> holds the file (downloading it with `fetch` unless present) and
   // that snapshots/<commit>/<path> links to it; returns the snapshot path. `fetch` streams
-  // the whole file; `sha256` (lowercase hex), when given, must match or the download is
-  // deleted and Error(integrity) thrown. `progress` hears the bytes downloaded so far.
+  // the file from the offset it is given (after the bytes of a partial download) to its end;
+  // `sha256` (lowercase hex), when given, must match or the download is deleted and
+  // Error(integrity) thrown. `progress` hears the bytes in the blob so far.
   std::filesystem::path store(const std::string& commit, const std::string& path,
                               const std::string& etag, uint64_t size,
-                              const std::optional<std::string>& sha256,
-                              const std::function<void(const ByteSink&)>& fetch,
+                              const std::optional<std::string>& sha256, const RangeFetch& fetch,
                               const std::function<void(uint64_t)>& progress = {}) const;
 
+  // Starts blobs/<etag>.incomplete with `prefix`, the file's first bytes read already (its
+  // header), unless the blob or a partial download of it is there: store() continues after them.
+  void begin_partial(const std::string& etag, std::span<const std::byte> prefix) const;
+
  private:
+  // Creates blobs/ and huggingface_hub's lock folder; returns the blob's path and takes its lock.
+  std::pair<std::filesystem::path, std::unique_ptr<Fd>> lock_blob(const std::string& etag) const;
   void tag_cache_folder() const;
   void link(const std::string& commit, const std::string& path, const std::string& etag) const;
 

@@ -162,7 +162,9 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
       progress = [&](uint64_t done) { remote_->progress({where, done, info.size}); };
     return cache_.store(
         info.commit, path, info.etag, info.size, sha256,
-        [&](const ByteSink& sink) { probe_and_download(*remote_, target, object, probe, sink); },
+        [&](uint64_t from, const ByteSink& sink) {
+          probe_and_download(*remote_, target, object, probe, from, sink);
+        },
         progress);
   } catch (Error& e) {
     e.with_source(where);

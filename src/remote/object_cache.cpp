@@ -25,13 +25,23 @@ constexpr uintmax_t kMaxRecordBytes = 64 * 1024;
 
 struct Paths {
   fs::path blob, record, lock;
+
+  fs::path partial() const { return incomplete_path(blob); }
+  // The version of the object the partial download holds the start of.
+  fs::path partial_record() const {
+    return blob.parent_path() / (blob.stem().string() + ".incomplete.json");
+  }
 };
+
+// The files of the object whose files are named `<folder>/<name>.*`.
+Paths paths_named(const fs::path& folder, const std::string& name) {
+  return {folder / (name + ".blob"), folder / (name + ".json"), folder / (name + ".lock")};
+}
 
 Paths paths_for(const fs::path& folder, const std::string& key) {
   Sha256 hash;
   hash.update(std::as_bytes(std::span(key)));
-  const std::string name = hash.hex();
-  return {folder / (name + ".blob"), folder / (name + ".json"), folder / (name + ".lock")};
+  return paths_named(folder, hash.hex());
 }
 
 struct Record {
@@ -99,6 +109,64 @@ bool blob_matches(const Paths& p, uint64_t size, const std::optional<std::string
   return sha256_of_file(p.blob) == record->sha256;
 }
 
+// What identifies the version of an object, for resuming its download: its size and validators.
+// Only a strong ETag or a Last-Modified can tell two versions of one size apart; without
+// either, a download is never resumed.
+nlohmann::json version_of(const std::string& source, const HttpObjectInfo& info) {
+  std::string etag = info.etag.starts_with("W/") ? std::string() : info.etag;
+  const auto modified = info.headers.find("last-modified");
+  std::string last_modified = modified == info.headers.end() ? std::string() : modified->second;
+  if (etag.empty() && last_modified.empty()) return nullptr;
+  return {{"source", source},
+          {"etag", std::move(etag)},
+          {"last_modified", std::move(last_modified)},
+          {"size", info.size}};
+}
+
+// Whether the partial download holds the start of the object in `version` (the source aside).
+bool partial_is_of(const Paths& p, const nlohmann::json& version) {
+  std::optional<std::string> text;
+  try {
+    text = read_small_text_file(p.partial_record(), kMaxRecordBytes);
+  } catch (const Error&) {
+    return false;
+  }
+  auto recorded = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (!recorded.is_object()) return false;
+  for (const char* field : {"etag", "last_modified", "size"})
+    if (!recorded.contains(field) || recorded[field] != version[field]) return false;
+  return true;
+}
+
+// Removes a partial download and its version record.
+void remove_partial(const Paths& p) {
+  std::error_code ec;
+  fs::remove(p.partial(), ec);
+  fs::remove(p.partial_record(), ec);
+}
+
+// Downloads the object into its blob under the object's exclusive lock, continuing a partial
+// download of the same version; returns the blob's sha256.
+std::string download_blob(const Paths& p, const std::string& source, const HttpObjectInfo& info,
+                          const RangeFetch& fetch, const std::function<void(uint64_t)>& progress) {
+  const nlohmann::json version = version_of(source, info);
+  const bool resume = !version.is_null();
+  if (!resume || !partial_is_of(p, version)) {
+    remove_partial(p);  // another version's bytes (or an unidentified one's) are never continued
+    if (resume) write_atomically(p.partial_record(), lossy_json_text(version));
+  }
+  try {
+    std::string sha256 =
+        download_into(p.blob, info.size, std::nullopt, source, fetch, progress, resume);
+    remove_partial(p);
+    return sha256;
+  } catch (...) {
+    std::error_code ec;
+    if (!fs::exists(p.partial(), ec)) remove_partial(p);  // no bytes kept: no version either
+    throw;
+  }
+}
+
 // A shared lock on the object's lock file, held by the returned lease.
 CacheLease lease_of(const Paths& p) {
   std::shared_ptr<Fd> lock = lock_file(p.lock, /*exclusive=*/false);
@@ -111,8 +179,7 @@ ObjectCache::ObjectCache(fs::path cache_dir, uint64_t max_bytes)
     : folder_(std::move(cache_dir) / "objects"), max_bytes_(max_bytes) {}
 
 CachedObject ObjectCache::fetch(const std::string& key, const std::string& source,
-                                const HttpObjectInfo& info,
-                                const std::function<void(const ByteSink&)>& fetch_bytes,
+                                const HttpObjectInfo& info, const RangeFetch& fetch_bytes,
                                 const std::function<void(uint64_t)>& progress) const {
   fs::create_directories(folder_);
   const Paths p = paths_for(folder_, key);
@@ -122,7 +189,7 @@ CachedObject ObjectCache::fetch(const std::string& key, const std::string& sourc
       std::error_code ec;
       fs::remove(p.record, ec);  // the record goes first: a blob without one is never used
       Record record{info.etag, info.size};
-      record.sha256 = download_into(p.blob, info.size, std::nullopt, source, fetch_bytes, progress);
+      record.sha256 = download_blob(p, source, info, fetch_bytes, progress);
       record.blob_mtime_ns = mtime_ns(p.blob);
       write_record(p.record, source, record);
     }
@@ -144,25 +211,40 @@ std::optional<CachedObject> ObjectCache::cached(const std::string& key) const {
   return CachedObject{p.blob, std::move(lease)};
 }
 
+std::optional<CachedObject> ObjectCache::cached(const std::string& key,
+                                                const HttpObjectInfo& info) const {
+  const Paths p = paths_for(folder_, key);
+  std::error_code ec;
+  if (!fs::exists(p.record, ec)) return std::nullopt;
+  auto lease = lease_of(p);
+  if (!blob_matches(p, info.size, info.etag)) return std::nullopt;
+  touch(p.record);
+  return CachedObject{p.blob, std::move(lease)};
+}
+
 void ObjectCache::evict_to_fit() const {
   if (max_bytes_ == 0) return;
   struct Entry {
     fs::file_time_type used;
     uint64_t size;
     Paths paths;
+    bool partial;  // a partial download (its own last write is its last use)
   };
   std::vector<Entry> entries;
   uint64_t total = 0;
   std::error_code ec;
   for (const auto& item : fs::directory_iterator(folder_, ec)) {
-    if (item.path().extension() != ".blob") continue;
-    const fs::path stem = item.path().parent_path() / item.path().stem();
-    Paths p{item.path(), stem.string() + ".json", stem.string() + ".lock"};
-    const uint64_t size = fs::file_size(p.blob, ec);
+    const fs::path& path = item.path();
+    const bool partial = path.extension() == ".incomplete";
+    if (path.extension() != ".blob" && !partial) continue;
+    // <name>.blob or <name>.blob.incomplete
+    const std::string name = (partial ? path.stem().stem() : path.stem()).string();
+    Paths p = paths_named(folder_, name);
+    const uint64_t size = fs::file_size(path, ec);
     if (ec) continue;
-    auto used = fs::last_write_time(p.record, ec);
+    auto used = fs::last_write_time(partial ? path : p.record, ec);
     if (ec) used = fs::file_time_type::min();
-    entries.push_back({used, size, std::move(p)});
+    entries.push_back({used, size, std::move(p), partial});
     total += size;
   }
   std::sort(entries.begin(), entries.end(),
@@ -171,9 +253,14 @@ void ObjectCache::evict_to_fit() const {
     if (total <= max_bytes_) break;
     auto lock = lock_file(e.paths.lock, /*exclusive=*/true, /*try_only=*/true);
     if (!lock) continue;  // in use (or being downloaded)
-    if (fs::last_write_time(e.paths.record, ec) != e.used && !ec) continue;  // used meanwhile
-    fs::remove(e.paths.record, ec);
-    fs::remove(e.paths.blob, ec);
+    const fs::path& stamp = e.partial ? e.paths.partial() : e.paths.record;
+    if (fs::last_write_time(stamp, ec) != e.used && !ec) continue;  // used meanwhile
+    if (e.partial) {
+      remove_partial(e.paths);
+    } else {
+      fs::remove(e.paths.record, ec);
+      fs::remove(e.paths.blob, ec);
+    }
     total -= e.size;
   }
 }

@@ -2,14 +2,22 @@
 // huggingface_hub's layout). One flat folder, `<cache_dir>/objects/`, three files per object,
 // named by the sha256 of the object's key (its full URL, or s3://bucket/key at an endpoint):
 //
-//   <hash>.blob    the bytes, complete and checked (written as <hash>.blob.incomplete)
-//   <hash>.json    {"source", "etag", "size"}: the object the blob holds; its mtime is the last use
-//   <hash>.lock    flock: exclusive while downloading or evicting, shared while a loader uses
-//                  the blob
+//   <hash>.blob             the bytes, complete and checked
+//   <hash>.json             {"source", "etag", "size", "sha256", "blob_mtime_ns"}: the object the
+//                           blob holds; its mtime is the last use
+//   <hash>.lock             flock: exclusive while downloading or evicting, shared while a
+//                           loader uses the blob
+//   <hash>.blob.incomplete  a download in progress, or one interrupted (network failure, killed
+//                           process), never read as data
+//   <hash>.incomplete.json  {"source", "etag", "last_modified", "size"}: the version of the
+//                           object the .incomplete file holds the start of
 //
 // A cached blob is used when the object's current size and ETag (from a HEAD) match the record.
-// With a size bound, blobs are evicted least recently used first until the cache fits, skipping
-// any that a loader is using (its shared lock) — the one just fetched included.
+// An interrupted download is resumed after its bytes when the object still has the version the
+// partial file was started from (the same size and a strong ETag or Last-Modified that equal);
+// otherwise it starts again from zero. With a size bound, blobs and partial downloads are
+// evicted least recently used first until the cache fits, skipping any that a loader is using
+// or downloading (its lock) — the one just fetched included.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +29,7 @@
 #include <vector>
 
 #include "ballast/cache.hpp"
+#include "remote/cache_files.hpp"
 #include "remote/http_fetch.hpp"
 
 namespace ballast {
@@ -38,16 +47,19 @@ class ObjectCache {
   ObjectCache(std::filesystem::path cache_dir, uint64_t max_bytes);
 
   // The blob for `key` holding an object of this size and ETag, downloaded with `fetch` (which
-  // streams the whole object to its sink) unless already cached. `source` names the object in
-  // errors and progress.
+  // streams the object from the offset it is given to its end) unless already cached. `source`
+  // names the object in errors and progress.
   CachedObject fetch(const std::string& key, const std::string& source, const HttpObjectInfo& info,
-                     const std::function<void(const ByteSink&)>& fetch,
+                     const RangeFetch& fetch,
                      const std::function<void(uint64_t)>& progress = {}) const;
 
   // The blob for `key` whatever object it holds (when the server cannot be asked).
   std::optional<CachedObject> cached(const std::string& key) const;
+  // The blob for `key` when it holds an object of this size and ETag.
+  std::optional<CachedObject> cached(const std::string& key, const HttpObjectInfo& info) const;
 
-  // Evicts least recently used blobs not in use until the cache holds at most max_bytes.
+  // Evicts least recently used blobs and partial downloads not in use until the cache holds at
+  // most max_bytes.
   void evict_to_fit() const;
 
   // Hashes every blob against the sha256 its record holds (ballast cache verify); with

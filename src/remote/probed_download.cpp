@@ -8,15 +8,12 @@
 #include "remote/prefix_source.hpp"
 
 namespace ballast {
-namespace {
 
-// Streams the whole object to `sink`, starting with the `prefix` already read: concurrent
-// ranges when the server honours Range.
 void download_object(const RemoteContext& remote, const HttpTarget& target,
-                     const HttpObjectInfo& info, std::span<const std::byte> prefix,
+                     const HttpObjectInfo& info, std::span<const std::byte> prefix, uint64_t from,
                      const ByteSink& sink) {
-  if (!prefix.empty()) sink(prefix);
-  const uint64_t start = prefix.size();
+  if (from < prefix.size()) sink(prefix.subspan(from));
+  const uint64_t start = std::max<uint64_t>(from, prefix.size());
   if (!info.ranges || start == info.size) {
     http_stream(*remote.http, target, info, start, info.size - start, sink, nullptr);
     return;
@@ -32,10 +29,8 @@ void download_object(const RemoteContext& remote, const HttpTarget& target,
   }
 }
 
-}  // namespace
-
 void probe_and_download(const RemoteContext& remote, const HttpTarget& target,
-                        const HttpObjectInfo& info, const ObjectProbe& probe,
+                        const HttpObjectInfo& info, const ObjectProbe& probe, uint64_t from,
                         const ByteSink& sink) {
   std::vector<std::byte> prefix;
   if (probe) {
@@ -44,7 +39,7 @@ void probe_and_download(const RemoteContext& remote, const HttpTarget& target,
     probe(ranged);
     prefix = ranged->take_prefix();
   }
-  download_object(remote, target, info, prefix, sink);
+  download_object(remote, target, info, prefix, from, sink);
 }
 
 }  // namespace ballast

@@ -1,6 +1,7 @@
-// Downloading a remote object whole into a cache, after probing it by ranges. The probe reads
-// through a PrefixSource, so the header bytes it parsed are not fetched again: the download
-// starts after them. Shared by the object cache (URL, S3) and the Hub cache.
+// Downloading a remote object into a cache (whole, or the rest of an interrupted download),
+// after probing it by ranges. The probe reads through a PrefixSource, so the header bytes it
+// parsed are not fetched again: the download starts after them. Shared by the object cache
+// (URL, S3) and the Hub cache.
 #pragma once
 
 #include "remote/http_fetch.hpp"
@@ -9,10 +10,19 @@
 
 namespace ballast {
 
-// Runs `probe` (when given) over ranged reads of the object, then streams the whole object to
-// `sink`: concurrent ranged GETs when `info` says the server honours Range, else one GET.
-// Whatever the probe throws propagates before a byte reaches `sink`.
+// Streams the object from offset `from` to its end to `sink`, taking what `prefix` (its bytes
+// from offset 0, read already) holds of that from there: concurrent ranged GETs when `info`
+// says the server honours Range, else one GET.
+void download_object(const RemoteContext& remote, const HttpTarget& target,
+                     const HttpObjectInfo& info, std::span<const std::byte> prefix, uint64_t from,
+                     const ByteSink& sink);
+
+// Runs `probe` (when given) over ranged reads of the object, then streams the object from
+// offset `from` to its end to `sink`: concurrent ranged GETs when `info` says the server
+// honours Range, else one GET (download_object, after the bytes the probe read from the
+// start). Whatever the probe throws propagates before a byte reaches `sink`.
 void probe_and_download(const RemoteContext& remote, const HttpTarget& target,
-                        const HttpObjectInfo& info, const ObjectProbe& probe, const ByteSink& sink);
+                        const HttpObjectInfo& info, const ObjectProbe& probe, uint64_t from,
+                        const ByteSink& sink);
 
 }  // namespace ballast

@@ -25,9 +25,15 @@ FOLDER with the fault named by the first path segment, OTHER_PORT is the redirec
   /continue/F      "100 Continue" interim responses, forever
   /headers/F       a 200 whose header lines never end
   /huge/F          HEAD and GET claim 256 MiB; GET sends zeros (counted) until the client leaves
+  /cut/N/F         as /ok/F with ETag = F's sha256 (so a new F has a new one), except that the
+                   first GET whose range holds F's byte N breaks off just before it (once per
+                   F while the server runs)
+  /slow/F          as /ok/F, but bodies go out in 64 KiB pieces 10 ms apart (about 6 MiB/s)
   /stats           JSON: requests per path, Authorization headers OTHER_PORT saw, all headers
-                   OTHER_PORT and /seen saw, bytes /huge sent
+                   OTHER_PORT and /seen saw, bytes /huge sent, body bytes of 206 answers per path
+                   ("sent")
 """
+import hashlib
 import json
 import os
 import re
@@ -44,6 +50,8 @@ OTHER_HEADERS = []
 SEEN_HEADERS = []
 HUGE_SENT = [0]
 HUGE_SIZE = 256 << 20
+SENT = {}
+CUT_DONE = set()
 
 
 def count(key):
@@ -129,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "stats":
             body = json.dumps({"counts": COUNTS, "other_auth": OTHER_AUTH,
                                "other_headers": OTHER_HEADERS, "seen_headers": SEEN_HEADERS,
-                               "huge_sent": HUGE_SENT[0]}).encode()
+                               "huge_sent": HUGE_SENT[0], "sent": SENT}).encode()
             return self.send(200, {"Content-Length": str(len(body))}, body)
         n = count(self.command + " " + self.path)
         if mode == "burst":
@@ -138,6 +146,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(code, {"Retry-After": "1", "Content-Length": "0"})
         elif mode in ("hop", "samehop", "endless"):
             code, name = int(parts[1]), "/".join(parts[2:])
+        elif mode == "cut":
+            cut_at, name = int(parts[1]), "/".join(parts[2:])
         else:
             name = "/".join(parts[1:])
         if mode in ("hop", "samehop"):
@@ -173,6 +183,8 @@ class Handler(BaseHTTPRequestHandler):
         with open(path, "rb") as f:
             data = f.read()
         etag = f'"v{version}"'
+        if mode == "cut":
+            etag = '"' + hashlib.sha256(data).hexdigest() + '"'
         if mode == "etag" and not head:
             etag = '"v2"'
         if mode == "changing" and self.headers.get("If-Match", etag) != etag:
@@ -198,6 +210,27 @@ class Handler(BaseHTTPRequestHandler):
             shown_first, shown_last = first + 1, last + 1
         headers["Content-Range"] = f"bytes {shown_first}-{shown_last}/{len(data)}"
         headers["Content-Length"] = str(len(body))
+        with LOCK:
+            SENT[self.path] = SENT.get(self.path, 0) + len(body)
+            cut = mode == "cut" and name not in CUT_DONE and first <= cut_at <= last
+            if cut:
+                CUT_DONE.add(name)
+        if cut:
+            self.send(206, headers, body[: cut_at - first])
+            self.wfile.flush()
+            self.close_connection = True
+            with LOCK:
+                SENT[self.path] -= len(body) - (cut_at - first)
+            return
+        if mode == "slow":
+            self.send(206, headers)
+            try:
+                for start in range(0, len(body), 64 << 10):
+                    self.wfile.write(body[start:start + (64 << 10)])
+                    time.sleep(0.01)
+            except OSError:
+                self.close_connection = True
+            return
         if mode == "drop" and n % 2 == 1 and len(body) > 1:
             self.send(206, headers, body[: len(body) // 2])
             self.wfile.flush()
