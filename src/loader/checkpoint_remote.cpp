@@ -9,6 +9,7 @@
 #include "remote/cached_url.hpp"
 #include "remote/http_byte_source.hpp"
 #include "remote/hub_client.hpp"
+#include "remote/hub_repo_files.hpp"
 #include "remote/remote_context.hpp"
 #include "remote/s3_object.hpp"
 #include "remote/url.hpp"
@@ -168,6 +169,13 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
       std::make_shared<HubClient>(remote, hub_settings_from_env(source.cache_dir), source.repo_id);
   std::string revision = source.revision.value_or("main");
   std::string path = source.filename;
+  if (path.empty() && !source.quant_tag.empty()) {  // hf://org/repo-GGUF:Q4_K_M
+    const HubRepoFiles tagged = list_hub_gguf_files(*hub, revision, source.quant_tag);
+    RemoteShards out;
+    for (const std::string& file : tagged.paths)
+      out.shards.push_back(hub_shard(hub, tagged.commit, file, read_mode, parsing));
+    return out;
+  }
   if (path.empty()) {
     for (const char* candidate : kRepoWeightFiles)
       if (hub->exists(revision, candidate)) {
@@ -178,7 +186,8 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
       throw Error(ErrorCode::not_found,
                   hub->offline() ? "offline (HF_HUB_OFFLINE) and the repository's weights are not "
                                    "cached (model.safetensors[.index.json] or "
-                                   "pytorch_model.bin[.index.json])"
+                                   "pytorch_model.bin[.index.json]); " +
+                                       hub->fetch_hint(revision)
                                  : "the repository has no model.safetensors[.index.json] or "
                                    "pytorch_model.bin[.index.json]; name the file",
                   {.source = hub->describe(revision, "")});

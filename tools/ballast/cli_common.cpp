@@ -35,7 +35,8 @@ Shape parse_shape(const std::string& text) {
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option) {
   command
       .add_option("SOURCE", options.source,
-                  "a file, folder or *.index.json; http(s)://URL; hf://org/repo[@rev][/path]; "
+                  "a file, folder or *.index.json; http(s)://URL; "
+                  "hf://[org/]repo[:QUANT][@rev][/path]; "
                   "s3://bucket/key")
       ->required();
   command.add_option("--format", options.format,
@@ -52,7 +53,7 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
                    "remote sources: read only the byte ranges needed, download nothing");
   command.add_option("--cache-dir", options.cache_dir,
                      "remote sources: the URL/S3 object cache (default $BALLAST_CACHE or "
-                     "~/.cache/ballast; the Hub uses HF_HUB_CACHE)");
+                     "~/.cache/ballast); for hf:// the Hub cache (default HF_HUB_CACHE)");
   command
       .add_option("--connections", options.connections,
                   "remote sources: concurrent ranged GETs of one large read (default 8)")
@@ -82,6 +83,10 @@ WeightSource parse_source(const SourceOptions& options) {
   };
   WeightSource source =
       parse_source_uri(options.source, given(options.s3_region), given(options.s3_endpoint));
+  // --cache-dir is the Hub cache for hf:// (as `hf download --cache-dir`).
+  if (auto* hub = std::get_if<HuggingFaceSource>(&source.location);
+      hub && !options.cache_dir.empty())
+    hub->cache_dir = options.cache_dir;
   if (!options.format.empty()) source.format = parse_format(options.format);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   if (raw) {

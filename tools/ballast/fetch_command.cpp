@@ -1,6 +1,9 @@
 // `ballast fetch SOURCE`: preloads a checkpoint — downloads every file of a remote source into
-// its cache (the object cache for URLs and S3, the Hub cache for hf://) with a progress line on
-// stderr, or reads local files ahead into the page cache — then reports what it holds.
+// its cache (the object cache for URLs and S3) with a progress line on stderr, or reads local
+// files ahead into the page cache — then reports what it holds. hf:// sources are fetched as
+// `hf download` fetches them: a whole repository's snapshot (--include / --exclude), one file,
+// or the GGUF file(s) of a quantization tag, into the Hub cache; the last line of stdout is
+// the local path.
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +21,7 @@ namespace {
 struct FetchOptions {
   SourceOptions source;
   bool quiet = false;
+  HubDownloadOptions hub;  // --include / --exclude
 };
 
 // Prints download progress: one rewritten line on a terminal, else a line per tenth.
@@ -64,8 +68,19 @@ void run(const FetchOptions& options) {
   auto printer = std::make_shared<ProgressPrinter>();
   if (!options.quiet)
     config.on_download_progress = [printer](const DownloadProgress& p) { (*printer)(p); };
-  auto loader = create_weight_loader(config);
   const WeightSource source = parse_source(options.source);
+  if (std::holds_alternative<HuggingFaceSource>(source.location)) {
+    const HubDownload done = download_from_hub(source, config, options.hub);
+    if (!options.quiet)
+      fmt::print("fetched {} (commit {}): {} files, {} ({} bytes){}\n", describe(source),
+                 done.commit, done.files.size(), human_bytes(done.bytes), done.bytes,
+                 done.from_cache ? ", from the cache" : "");
+    fmt::print("{}\n", done.path.string());
+    return;
+  }
+  if (!options.hub.include.empty() || !options.hub.exclude.empty())
+    throw Error(ErrorCode::invalid_argument, "--include and --exclude apply to hf:// sources");
+  auto loader = create_weight_loader(config);
   loader->preload(source);
   const WeightMetadata meta = loader->get_metadata(source);
   fmt::print("preloaded {}: {} tensors, {} ({} bytes), {}\n", source_text(options.source),
@@ -80,7 +95,13 @@ Runner add_fetch_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "fetch", "preload a checkpoint: download a remote one into its cache (progress on stderr)");
   add_source_options(*command, options->source, /*raw_dtype_option=*/true);
-  command->add_flag("-q,--quiet", options->quiet, "no progress output");
+  command->add_flag("-q,--quiet", options->quiet,
+                    "no progress output (hf://: stdout is only the local path)");
+  command->add_option("--include", options->hub.include,
+                      "hf:// repositories: fetch only files matching these globs "
+                      "(snapshot_download's allow_patterns)");
+  command->add_option("--exclude", options->hub.exclude,
+                      "hf:// repositories: skip files matching these globs (ignore_patterns)");
   return [options] { run(*options); };
 }
 
