@@ -182,6 +182,8 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
         path = candidate;
         break;
       }
+    // A missing repository or revision, or a gated one, says so (the listing's error).
+    if (path.empty() && !hub->offline()) list_hub_files(*hub, revision);
     if (path.empty())
       throw Error(ErrorCode::not_found,
                   hub->offline() ? "offline (HF_HUB_OFFLINE) and the repository's weights are not "

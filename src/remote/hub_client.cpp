@@ -138,7 +138,7 @@ std::string HubClient::commit(const std::string& revision, const std::string& pa
   if (!commit)
     throw Error(ErrorCode::not_found,
                 fmt::format("offline (HF_HUB_OFFLINE) and the revision is not cached; {}",
-                            fetch_hint(revision)),
+                            fetch_hint(revision, path)),
                 {.source = describe(revision, path)});
   return *commit;
 }

@@ -28,8 +28,9 @@ bool is_model_gguf(const std::string& path) {
   return name.ends_with(".GGUF") && name.find("MMPROJ") == std::string::npos;
 }
 
+// Whether the path, without its .gguf extension, holds the (uppercase) tag between separators.
 bool tag_in(const std::string& path, const std::string& tag) {
-  const std::string name = upper(path);
+  const std::string name = upper(path.substr(0, path.size() - 5));
   auto before_ok = [](char c) { return c == '/' || c == '-' || c == '.' || c == '_'; };
   auto after_ok = [](char c) { return c == '/' || c == '-' || c == '.'; };
   for (size_t at = name.find(tag); at != std::string::npos; at = name.find(tag, at + 1)) {

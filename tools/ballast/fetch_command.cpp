@@ -97,11 +97,15 @@ Runner add_fetch_command(CLI::App& app) {
   add_source_options(*command, options->source, /*raw_dtype_option=*/true);
   command->add_flag("-q,--quiet", options->quiet,
                     "no progress output (hf://: stdout is only the local path)");
-  command->add_option("--include", options->hub.include,
-                      "hf:// repositories: fetch only files matching these globs "
-                      "(snapshot_download's allow_patterns)");
-  command->add_option("--exclude", options->hub.exclude,
-                      "hf:// repositories: skip files matching these globs (ignore_patterns)");
+  command
+      ->add_option("--include", options->hub.include,
+                   "hf:// repositories: fetch only files matching these globs "
+                   "(snapshot_download's allow_patterns; repeat for more)")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--exclude", options->hub.exclude,
+                   "hf:// repositories: skip files matching these globs (ignore_patterns)")
+      ->allow_extra_args(false);
   return [options] { run(*options); };
 }
 
