@@ -171,6 +171,23 @@ TEST_F(HubWorkflow, IncludeAndExcludeSelectTheSnapshotsFiles) {
                {"--include and --exclude apply to a whole repository"});
 }
 
+TEST_F(HubWorkflow, ASnapshotsWeightsAreProbedBeforeTheyAreDownloaded) {
+  // A header whose tensor needs 2 MiB in a 1 MiB file: refused from ranged reads.
+  write_file(repos_ / "org/hostile/config.json", "{}");
+  write_file(repos_ / "org/hostile/model.safetensors",
+             safetensors_file({{"w", "U8", {2 << 20}, std::string(1 << 20, 'x')}}));
+  const CommandResult r = cli("fetch hf://org/hostile");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("invalid_format"), std::string::npos) << r.err;
+  const fs::path repo = cache() / "models--org--hostile";
+  EXPECT_FALSE(fs::exists(snapshot(cache(), "org/hostile") / "model.safetensors"));
+  if (fs::exists(repo / "blobs")) {
+    for (const auto& blob : fs::directory_iterator(repo / "blobs")) {
+      EXPECT_LT(fs::file_size(blob.path()), 1u << 20) << "the hostile file was downloaded";
+    }
+  }
+}
+
 TEST_F(HubWorkflow, RepoIdsWithoutAnOrganisation) {
   const CommandResult r = cli("fetch hf://gpt2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
