@@ -11,6 +11,7 @@
 #include "ballast/error.hpp"
 #include "ballast/format.hpp"
 #include "ballast/hash.hpp"
+#include "ballast/hub.hpp"
 #include "ballast/limits.hpp"
 #include "ballast/loader.hpp"
 #include "ballast/metadata.hpp"

@@ -37,6 +37,9 @@ struct HuggingFaceSource {
   std::string filename;  // path inside the repo; empty = the whole repo's weights
   std::optional<std::string> revision;
   std::optional<std::filesystem::path> cache_dir;
+  // A GGUF quantization tag (hf://org/repo:Q4_K_M, as llama.cpp's -hf): the repo's .gguf file
+  // (or split set) whose name holds it, case-insensitively. Empty: none. Used without filename.
+  std::string quant_tag;
 };
 
 struct MemorySource {

@@ -1,6 +1,7 @@
 // parse_source_uri: a checkpoint named by one string, the way the CLI's SOURCE argument and the
-// Python package take it: a local path, http(s)://URL, hf://org/repo[@rev][/path] or
-// s3://bucket/key.
+// Python package take it: a local path, http(s)://URL, hf://[org/]repo[:QUANT][@rev][/path] or
+// s3://bucket/key. A repo id without an organisation is hf://gpt2 or, with a path,
+// hf://gpt2@main/config.json; :QUANT is a GGUF quantization tag (HuggingFaceSource::quant_tag).
 #pragma once
 
 #include <optional>

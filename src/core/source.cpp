@@ -57,6 +57,7 @@ std::string describe(const WeightSource& source) {
     std::string operator()(const UrlSource& u) const { return redact_url(u.url); }
     std::string operator()(const HuggingFaceSource& h) const {
       std::string s = "hf://" + h.repo_id;
+      if (!h.quant_tag.empty()) s += ":" + h.quant_tag;
       if (h.revision) s += "@" + *h.revision;
       if (!h.filename.empty()) s += "/" + h.filename;
       return s;

@@ -10,6 +10,7 @@
 #include "remote/http_byte_source.hpp"
 #include "remote/hub_cache.hpp"
 #include "remote/hub_client.hpp"
+#include "remote/hub_repo_files.hpp"
 #include "remote/lazy_cached_source.hpp"
 #include "remote/remote_context.hpp"
 #include "remote/s3_object.hpp"
@@ -180,17 +181,27 @@ RemoteShards resolve_hub(const HuggingFaceSource& source,
   auto hub = std::make_shared<HubClient>(remote, settings, source.repo_id);
   std::string revision = source.revision.value_or("main");
   std::string path = source.filename;
+  if (path.empty() && !source.quant_tag.empty()) {  // hf://org/repo-GGUF:Q4_K_M
+    const HubRepoFiles tagged = list_hub_gguf_files(*hub, revision, source.quant_tag);
+    RemoteShards out;
+    for (const std::string& file : tagged.paths)
+      out.shards.push_back(hub_shard(hub, *remote, cache, tagged.commit, file, read_mode));
+    return out;
+  }
   if (path.empty()) {
     for (const char* candidate : kRepoWeightFiles)
       if (hub->exists(revision, candidate)) {
         path = candidate;
         break;
       }
+    // A missing repository or revision, or a gated one, says so (the listing's error).
+    if (path.empty() && !hub->offline()) list_hub_files(*hub, revision);
     if (path.empty())
       throw Error(ErrorCode::not_found,
                   hub->offline() ? "offline (HF_HUB_OFFLINE) and the repository's weights are not "
                                    "cached (model.safetensors[.index.json] or "
-                                   "pytorch_model.bin[.index.json])"
+                                   "pytorch_model.bin[.index.json]); " +
+                                       hub->fetch_hint(revision)
                                  : "the repository has no model.safetensors[.index.json] or "
                                    "pytorch_model.bin[.index.json]; name the file",
                   {.source = hub->describe(revision, "")});

@@ -6,6 +6,7 @@
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
 #include "remote/http_byte_source.hpp"
+#include "remote/hub_errors.hpp"
 #include "remote/probed_download.hpp"
 #include "remote/url.hpp"
 
@@ -59,6 +60,14 @@ std::string HubClient::describe(const std::string& revision, const std::string& 
   return fmt::format("hf://{}@{}/{}", repo_, revision, path);
 }
 
+std::string HubClient::fetch_hint(const std::string& revision, const std::string& path) const {
+  // A repo id without an organisation needs the revision before a path (hf://gpt2@main/x).
+  const bool show_revision =
+      revision != "main" || (!path.empty() && repo_.find('/') == std::string::npos);
+  return fmt::format("run `ballast fetch hf://{}{}{}` without HF_HUB_OFFLINE to download it", repo_,
+                     show_revision ? "@" + revision : "", path.empty() ? "" : "/" + path);
+}
+
 HttpHeaders HubClient::auth_headers() const {
   if (settings_.token.empty()) return {};
   return {{"Authorization", "Bearer " + settings_.token}};
@@ -74,7 +83,8 @@ HubFileInfo HubClient::head(const std::string& revision, const std::string& path
   HttpResult r =
       retries ? http_perform_retried(*remote_->http, request) : remote_->http->perform(request);
   const long status = r.response.status;
-  if (r.curl_code != 0 || status < 200 || status >= 400) throw_http_error(r, where);
+  if (r.curl_code != 0 || status < 200 || status >= 400)
+    throw_hub_error(r, where, !settings_.token.empty());
   HubFileInfo info;
   if (const std::string* commit = r.response.header("x-repo-commit")) info.commit = *commit;
   const std::string* etag = r.response.header("x-linked-etag");
@@ -126,7 +136,9 @@ std::string HubClient::commit(const std::string& revision, const std::string& pa
   }
   auto commit = cache_.commit_of(revision);
   if (!commit)
-    throw Error(ErrorCode::not_found, "offline (HF_HUB_OFFLINE) and the revision is not cached",
+    throw Error(ErrorCode::not_found,
+                fmt::format("offline (HF_HUB_OFFLINE) and the revision is not cached; {}",
+                            fetch_hint(revision, path)),
                 {.source = describe(revision, path)});
   return *commit;
 }
@@ -138,7 +150,9 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
   const std::optional<HubFileInfo> resolved = resolve(revision, path);
   if (!resolved) {
     if (auto file = cached(revision, path)) return *file;
-    throw Error(ErrorCode::not_found, "offline (HF_HUB_OFFLINE) and the file is not cached",
+    throw Error(ErrorCode::not_found,
+                fmt::format("offline (HF_HUB_OFFLINE) and the file is not cached; {}",
+                            fetch_hint(revision, path)),
                 {.source = where});
   }
   const HubFileInfo& info = *resolved;

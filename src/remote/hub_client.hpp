@@ -33,6 +33,14 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
 
   const std::string& repo() const { return repo_; }
   bool offline() const { return settings_.offline; }
+  const HubSettings& settings() const { return settings_; }
+  const RemoteContext& remote() const { return *remote_; }
+  const HubRepoCache& cache() const { return cache_; }
+  // Authorization with the token, when there is one (never sent past the Hub's origin).
+  HttpHeaders auth_headers() const;
+  // What to run to download `revision` of the repo (or its file `path`), for "not cached"
+  // errors.
+  std::string fetch_hint(const std::string& revision, const std::string& path = "") const;
   std::string url(const std::string& revision, const std::string& path) const;
   std::string describe(const std::string& revision, const std::string& path) const;
 
@@ -61,7 +69,6 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
                       ObjectProbe probe = {}) const;
 
  private:
-  HttpHeaders auth_headers() const;
   // snapshots/<commit>/<path> of the commit `revision` names (itself, or refs/<revision>).
   std::optional<std::filesystem::path> cached(const std::string& revision,
                                               const std::string& path) const;

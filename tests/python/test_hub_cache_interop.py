@@ -22,6 +22,7 @@ REPO = "org/sharded"
 SHARDS = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
 INDEX = "model.safetensors.index.json"
 WEIGHT_FILES = (INDEX, *SHARDS)
+ALL_FILES = ("config.json", *WEIGHT_FILES)  # the whole snapshot, which `ballast fetch` takes
 TOKEN = "hf_test_token"  # the one the stand-in accepts for org "gated"
 
 
@@ -194,18 +195,19 @@ def test_hf_hub_download_loads_offline_in_ballast(ballast_cli, repos, hub, tmp_p
 def test_ballast_fetch_is_found_by_huggingface_hub(ballast_cli, repos, hub, tmp_path):
     env = hub_env(HF_HOME=tmp_path / "home", HF_HUB_CACHE=tmp_path / "ballast",
                   HF_ENDPOINT=hub.endpoint)
-    fetched = run_cli(ballast_cli, "fetch", "-q", f"hf://{REPO}", env=env)
-    assert fetched.stdout.startswith(f"preloaded hf://{REPO}: 4 tensors")
+    fetched = run_cli(ballast_cli, "fetch", f"hf://{REPO}", env=env)
+    commit = commit_of(REPO)
+    snapshot = tmp_path / "ballast" / "models--org--sharded" / "snapshots" / commit
+    assert fetched.stdout.startswith(f"fetched hf://{REPO} (commit {commit}): 4 files")
+    assert fetched.stdout.splitlines()[-1] == str(snapshot)
     # The same files downloaded by huggingface_hub itself into another cache: the same layout,
     # entry for entry (blobs named by sha256 or git etag, relative symlinks, refs, CACHEDIR.TAG).
     reference = dict(env, HF_HUB_CACHE=str(tmp_path / "reference"))
-    hf_download(reference, WEIGHT_FILES)
+    hf_download(reference, ALL_FILES)
     assert layout(tmp_path / "ballast") == layout(tmp_path / "reference")
 
     hub.stop()
     offline = dict(env, HF_HUB_OFFLINE="1")
-    commit = commit_of(REPO)
-    snapshot = tmp_path / "ballast" / "models--org--sharded" / "snapshots" / commit
     for revision in (None, "main", commit):
         paths = hf_download(offline, WEIGHT_FILES, revision=revision, local=True)
         assert paths == [str(snapshot / f) for f in WEIGHT_FILES]
@@ -222,9 +224,9 @@ def test_ballast_fetch_is_found_by_huggingface_hub(ballast_cli, repos, hub, tmp_
 
     scan = run_hf(SCAN, offline)
     assert scan["warnings"] == [] and scan["incomplete"] == []
-    sizes = {f: (repos / REPO / f).stat().st_size for f in WEIGHT_FILES}
+    sizes = {f: (repos / REPO / f).stat().st_size for f in ALL_FILES}
     repo = scan["repos"][REPO]
-    assert (repo["type"], repo["nb_files"], repo["size"]) == ("model", 3, sum(sizes.values()))
+    assert (repo["type"], repo["nb_files"], repo["size"]) == ("model", 4, sum(sizes.values()))
     assert list(repo["revisions"]) == [commit]
     revision = repo["revisions"][commit]
     assert revision["refs"] == ["main"]
@@ -257,7 +259,7 @@ def test_revisions_share_blobs_both_ways(ballast_cli, repos, hub, tmp_path):
     for rev in ("", "@dev", f"@{dev}"):
         run_cli(ballast_cli, "fetch", "-q", f"hf://{REPO}{rev}", env=ballast_env)
     for revision in ("main", "dev"):
-        hf_download(hf_env, WEIGHT_FILES, revision=revision)
+        hf_download(hf_env, ALL_FILES, revision=revision)
     assert layout(tmp_path / "b" / "hub") == layout(tmp_path / "h" / "hub")
     gets = hub.stats()["cdn_gets"]
     # Shard 1 is the same bytes in both revisions: each client downloaded it once.
@@ -271,7 +273,7 @@ def test_revisions_share_blobs_both_ways(ballast_cli, repos, hub, tmp_path):
         repo = scan["repos"][REPO]
         assert {c: v["refs"] for c, v in repo["revisions"].items()} == {main: ["main"],
                                                                         dev: ["dev"]}
-        assert repo["nb_files"] == 4  # index and shard 1 shared, shard 2 twice
+        assert repo["nb_files"] == 6  # index and shard 1 shared, shard 2 and config twice
         blobs = {c: {f: b for f, (_, b) in v["files"].items()}
                  for c, v in repo["revisions"].items()}
         assert blobs[main][SHARDS[0]] == blobs[dev][SHARDS[0]]

@@ -13,7 +13,10 @@ GET /api/models/{org}/{name}/tree/{revision} the file list ("path", "size", "oid
 A revision is a branch name or a branch's commit (sha1 of the repo id for main, of
 "<org>/<name>@<branch>" otherwise). Errors carry X-Error-Code as the Hub's do (RepoNotFound,
 RevisionNotFound, EntryNotFound, GatedRepo). Repos of org "gated" answer 401 without
-"Authorization: Bearer hf_test_token". Repo "org/corrupt" states a wrong sha256. GET /stats:
+"Authorization: Bearer hf_test_token"; repos of org "private" answer it as the Hub answers for a
+private repo (401, RepoNotFound, X-Error-Message). Repos without an organisation ("gpt2") are
+FOLDER/_/<name>. GET /api/whoami-v2 answers the test token's user (what `hf auth login`
+checks). Repo "org/corrupt" states a wrong sha256. GET /stats:
 CDN GETs and body bytes served per file, the Authorization headers the CDN saw, and every Hub request.
 With HUB_CDN_URL set, LFS redirects go to {HUB_CDN_URL}/<folder>/<path> instead (the
 benchmark's nginx serving the same folder). Each LFS file's sha256 is computed once per
@@ -135,15 +138,29 @@ class Hub(Base):
                                    "hub_requests": HUB_REQUESTS}, head)
         with LOCK:
             HUB_REQUESTS.append(f"{self.command} {self.path}")
-        resolve = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)", raw_path)
-        api = re.fullmatch(r"/api/models/([^/]+)/([^/]+)(?:/(revision|tree)/([^/]+))?/?", raw_path)
+        authorized = self.headers.get("Authorization") == "Bearer hf_test_token"
+        if raw_path == "/api/whoami-v2":
+            if not authorized:
+                return self.error(401, "Unauthorized")
+            return self.send_json({"type": "user", "name": "tester", "auth": {
+                "accessToken": {"displayName": "ballast-test", "role": "read"}}}, head)
+        # A repo id without an organisation ("gpt2") takes the place of org/name: "_/gpt2".
+        resolve = (re.fullmatch(r"/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)", raw_path) or
+                   re.fullmatch(r"/()([^/]+)/resolve/([^/]+)/(.+)", raw_path))
+        api = (re.fullmatch(r"/api/models/([^/]+)/([^/]+)(?:/(revision|tree)/([^/]+))?/?",
+                            raw_path) or
+               re.fullmatch(r"/api/models/()([^/]+)(?:/(revision|tree)/([^/]+))?/?", raw_path))
         match = resolve or api
         if not match:
             return self.error(404, "NotFound")
         org, name = (urllib.parse.unquote(g) for g in match.group(1, 2))
-        repo = f"{org}/{name}"
-        if org == "gated" and self.headers.get("Authorization") != "Bearer hf_test_token":
+        repo = f"{org}/{name}" if org else name
+        org = org or "_"
+        if org == "gated" and not authorized:
             return self.error(401, "GatedRepo")
+        if org == "private" and not authorized:
+            return self.send(401, {"X-Error-Code": "RepoNotFound", "Content-Length": "0",
+                                   "X-Error-Message": "Invalid username or password."})
         repo_branches = branches(org, name)
         if not repo_branches:
             return self.error(404, "RepoNotFound")

@@ -56,8 +56,9 @@ void refuse_options_that_do_not_apply(const SourceOptions& options, const Weight
                     "local path");
   if (!is_s3) refuse_if_given({"--s3-endpoint", "--s3-region"}, "applies only to s3:// sources");
   if (is_hub)
-    refuse_if_given({"--cache-dir", "--max-cache-size"},
-                    "does not apply to hf:// sources, which use the Hub cache (HF_HUB_CACHE)");
+    refuse_if_given({"--max-cache-size"},
+                    "does not apply to hf:// sources, whose cache is the Hub cache (evicted by "
+                    "huggingface_hub's tools)");
 }
 
 }  // namespace
@@ -65,7 +66,8 @@ void refuse_options_that_do_not_apply(const SourceOptions& options, const Weight
 void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtype_option) {
   command
       .add_option("SOURCE", options.source,
-                  "a file, folder or *.index.json; http(s)://URL; hf://org/repo[@rev][/path]; "
+                  "a file, folder or *.index.json; http(s)://URL; "
+                  "hf://[org/]repo[:QUANT][@rev][/path]; "
                   "s3://bucket/key")
       ->required();
   options.command = &command;
@@ -83,7 +85,7 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
                    "remote sources: read only the byte ranges needed, download nothing");
   command.add_option("--cache-dir", options.cache_dir,
                      "remote sources: the URL/S3 object cache (default $BALLAST_CACHE or "
-                     "~/.cache/ballast; the Hub uses HF_HUB_CACHE)");
+                     "~/.cache/ballast); for hf:// the Hub cache (default HF_HUB_CACHE)");
   command
       .add_option("--connections", options.connections,
                   "remote sources: concurrent ranged GETs of one large read (default 8)")
@@ -149,6 +151,10 @@ WeightSource parse_source(const SourceOptions& options) {
                                    command.get_name()));
   }
   refuse_options_that_do_not_apply(options, source);
+  // --cache-dir is the Hub cache for hf:// (as `hf download --cache-dir`).
+  if (auto* hub = std::get_if<HuggingFaceSource>(&source.location);
+      hub && !options.cache_dir.empty())
+    hub->cache_dir = options.cache_dir;
   return source;
 }
 
