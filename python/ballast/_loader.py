@@ -35,19 +35,25 @@ class Metadata:
         dtypes: the dtypes that occur.
         extra: format-specific metadata (safetensors ``__metadata__``, GGUF key-value pairs,
             ONNX metadata_props, PyTorch non-tensor leaves).
+        files: the files that make up the checkpoint, in shard order.
+        ignored_files: (name, reason) for each weight-like file of a folder that is not part
+            of its checkpoint (a LoRA adapter, a variant, another format...).
     """
     format: str
     tensors: Dict[str, TensorInfo]
     total_size_bytes: int
     dtypes: List[str]
     extra: Dict[str, Any]
+    files: List[str]
+    ignored_files: List[Tuple[str, str]]
 
 
 def _metadata(raw: dict) -> Metadata:
     return Metadata(format=raw["format"],
                     tensors={k: TensorInfo(*v) for k, v in raw["tensors"].items()},
                     total_size_bytes=raw["total_size_bytes"], dtypes=list(raw["dtypes"]),
-                    extra=json.loads(raw["extra"]))
+                    extra=json.loads(raw["extra"]), files=list(raw["files"]),
+                    ignored_files=[tuple(f) for f in raw["ignored_files"]])
 
 
 class Loader:

@@ -74,6 +74,12 @@ nb::dict metadata_dict(const WeightMetadata& m) {
   d["total_size_bytes"] = m.total_size_bytes;
   d["dtypes"] = dtypes;
   d["extra"] = m.extra;
+  nb::list files, ignored;
+  for (const auto& file : m.files) files.append(decoded(file));
+  for (const auto& file : m.ignored_files)
+    ignored.append(nb::make_tuple(decoded(file.name), file.reason));
+  d["files"] = files;
+  d["ignored_files"] = ignored;
   return d;
 }
 

@@ -47,6 +47,7 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
     CheckpointFiles files = resolve_checkpoint_files(file->path, options.limits);
     cp->weight_map_ = std::move(files.weight_map);
     cp->index_metadata_ = std::move(files.metadata);
+    cp->ignored_ = std::move(files.ignored);
     const FileOpenOptions opts = file_open_options(options.read_mode);
     for (auto& path : files.shards)
       cp->add_shard({path.string(), [path, opts] {
@@ -113,6 +114,12 @@ void Checkpoint::parse_shard(Shard& shard) {
     shard.index.tensors[0].name = name.stem().string();
   for (size_t i = 0; i < shard.index.tensors.size(); ++i)
     shard.by_name.emplace(shard.index.tensors[i].name, i);
+}
+
+std::vector<std::string> Checkpoint::shard_names() const {
+  std::vector<std::string> names;
+  for (const auto& shard : shards_) names.push_back(shard->location.name);
+  return names;
 }
 
 Checkpoint::Shard& Checkpoint::parsed_shard(size_t i) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ballast/config.hpp"
+#include "ballast/metadata.hpp"
 #include "ballast/parser.hpp"
 #include "ballast/source.hpp"
 
@@ -80,6 +81,10 @@ class Checkpoint {
   // The bytes of the shard that holds tensor `name` (parses it), and of every parsed shard.
   std::shared_ptr<ByteSource> shard_bytes(const std::string& name);
   std::vector<std::shared_ptr<ByteSource>> shard_bytes() const;
+  // Every shard's name (path or redacted URL), in shard order, parsed or not.
+  std::vector<std::string> shard_names() const;
+  // For a folder: its weight-like files that are not part of the checkpoint, and why.
+  const std::vector<IgnoredFile>& ignored_files() const { return ignored_; }
 
  private:
   struct Shard {
@@ -112,7 +117,8 @@ class Checkpoint {
   std::optional<std::string> only_tensor_;  // FileSource::tensor_name
   std::vector<std::unique_ptr<Shard>> shards_;
   std::map<std::string, size_t, std::less<>> weight_map_;  // tensor -> shard, from index.json
-  std::string index_metadata_ = "{}";                      // the index file's "metadata"
+  std::vector<IgnoredFile> ignored_;
+  std::string index_metadata_ = "{}";  // the index file's "metadata"
 };
 
 }  // namespace ballast

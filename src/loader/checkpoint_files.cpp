@@ -2,15 +2,15 @@
 #include "loader/checkpoint_files.hpp"
 
 #include <algorithm>
-#include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
-#include "formats/gguf/gguf_split.hpp"
 #include "io/file_source.hpp"
 #include "io/folder_opener.hpp"
+#include "loader/folder_choice.hpp"
 #include "util/bounded_json.hpp"
 
 namespace ballast {
@@ -31,85 +31,23 @@ CheckpointFiles read_index(const fs::path& index_path, const Limits& limits) {
   return files;
 }
 
-// Files of one kind in a folder, sorted by name.
-std::vector<fs::path> files_ending(const fs::path& folder,
-                                   const std::vector<std::string_view>& suffixes) {
-  std::vector<fs::path> out;
-  for (const auto& item : fs::directory_iterator(folder)) {
-    if (!item.is_regular_file()) continue;
-    std::string name = item.path().filename().string();
-    for (auto suffix : suffixes)
-      if (ends_with(name, suffix)) {
-        out.push_back(item.path());
-        break;
-      }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Every shard of the GGUF split set that `shard` belongs to, in order (just `shard` when its
-// name is not a split name). A folder is the whole model: a set with shards missing is an
-// error naming them, never a smaller model.
-std::vector<fs::path> gguf_split_set(const fs::path& shard) {
-  const std::vector<std::string> siblings = gguf_split_siblings(shard.string());
-  if (siblings.empty()) return {shard};
-  std::vector<fs::path> set;
-  std::vector<std::string> missing;
-  std::error_code ec;
-  for (const auto& name : siblings) {
-    if (!fs::exists(name, ec)) missing.push_back(fs::path(name).filename().string());
-    set.emplace_back(name);
-  }
-  if (!missing.empty())
-    throw Error(ErrorCode::not_found,
-                fmt::format("the GGUF split set is incomplete: {} of its {} shards are missing "
-                            "({}{})",
-                            missing.size(), siblings.size(), missing.front(),
-                            missing.size() > 1 ? ", ..." : ""),
-                {.source = shard.string()});
-  return set;
-}
-
-// Several GGUF files in a folder are one model only when they are exactly one split set
-// (NAME-00001-of-0000N.gguf ...); several ONNX files are never one model.
-void require_one_model(const fs::path& folder, std::string_view kind,
-                       const std::vector<fs::path>& found) {
-  if (kind == "gguf" && gguf_split_set(found.front()) == found) return;
-  throw Error(ErrorCode::invalid_argument,
-              fmt::format("folder holds {} {} files that are not one model; name the file",
-                          found.size(), kind),
-              {.source = folder.string()});
-}
-
 CheckpointFiles resolve_folder(const fs::path& folder, const Limits& limits) {
-  // In order of preference; the first kind present wins (safetensors over .bin).
-  const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> kinds = {
-      {"safetensors index", {".safetensors.index.json"}},
-      {"safetensors", {".safetensors"}},
-      {"pytorch index", {".bin.index.json", ".pt.index.json"}},
-      {"pytorch", {".bin", ".pt", ".pth"}},
-      {"gguf", {".gguf"}},
-      {"onnx", {".onnx"}},
-      {"numpy", {".npz", ".npy"}},
-  };
-  for (const auto& [kind, suffixes] : kinds) {
-    auto found = files_ending(folder, suffixes);
-    if (found.empty()) continue;
-    if (ends_with(std::string(kind), "index")) {
-      if (found.size() > 1)
-        throw Error(ErrorCode::invalid_format,
-                    fmt::format("folder holds {} shard indexes; name one", found.size()),
-                    {.source = folder.string()});
-      return read_index(found.front(), limits);
-    }
-    if (found.size() > 1 && (kind == "gguf" || kind == "onnx"))
-      require_one_model(folder, kind, found);
-    CheckpointFiles files;
-    files.shards = kind == "gguf" ? gguf_split_set(found.front()) : std::move(found);
-    return files;
+  FolderChoice choice = choose_folder_files(folder);
+  CheckpointFiles files;
+  if (choice.index) {
+    files = read_index(*choice.index, limits);
+    std::set<fs::path> named;
+    for (const auto& shard : files.shards) named.insert(fs::weakly_canonical(shard));
+    for (const auto& path : choice.family)
+      if (!named.contains(fs::weakly_canonical(path)))
+        choice.ignored.push_back({path.filename().string(), "not named in the shard index"});
+  } else {
+    files.shards = std::move(choice.files);
   }
-  throw Error(ErrorCode::not_found, "folder holds no weight files", {.source = folder.string()});
+  std::sort(choice.ignored.begin(), choice.ignored.end(),
+            [](const IgnoredFile& a, const IgnoredFile& b) { return a.name < b.name; });
+  files.ignored = std::move(choice.ignored);
+  return files;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Which files make up a checkpoint: the rules for local folders (safetensors wins over
-// PyTorch .bin, as the Hugging Face tools do) and for `*.index.json` shard maps (local or remote).
+// Which files make up a checkpoint: a named file, a local folder (its rules are in
+// folder_choice.hpp) or a `*.index.json` shard map (local or remote).
 #pragma once
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ballast/limits.hpp"
+#include "ballast/metadata.hpp"
 
 namespace ballast {
 
@@ -16,6 +17,7 @@ struct CheckpointFiles {
   std::vector<std::filesystem::path> shards;
   std::map<std::string, size_t, std::less<>> weight_map;  // tensor -> index into shards
   std::string metadata = "{}";                            // the index file's "metadata" object
+  std::vector<IgnoredFile> ignored;  // a folder's weight-like files that are not used
 };
 
 // A parsed `*.index.json`: the shard file names (relative to the index) in first-use order.

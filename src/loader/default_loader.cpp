@@ -578,6 +578,8 @@ class DefaultLoader final : public WeightLoader {
         meta.dtypes.insert(e->dtype);
       }
       meta.extra = cp->extra_json();
+      meta.files = cp->shard_names();
+      meta.ignored_files = cp->ignored_files();
       return meta;
     } catch (Error& e) {
       e.with_source(describe(source));

@@ -1,5 +1,21 @@
 # Script mode: install the built ballast, then build and run a consumer project against it.
+# With -DSHARED=ON, first builds the library from BALLAST_SOURCE_DIR as a shared library (no
+# tools, tests or benchmarks), and checks that both consumers run against libballast.so.
 file(REMOVE_RECURSE ${WORK_DIR})
+if(SHARED)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${BALLAST_SOURCE_DIR} -B ${BALLAST_BUILD_DIR}
+                          -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX}
+                          -DBUILD_SHARED_LIBS=ON -DBALLAST_BUILD_TOOLS=OFF
+                          -DBALLAST_BUILD_TESTS=OFF -DBALLAST_BUILD_BENCHMARKS=OFF
+                  RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "configuring the shared library failed: ${rc}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${BALLAST_BUILD_DIR} RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "building the shared library failed: ${rc}")
+  endif()
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BALLAST_BUILD_DIR} --prefix ${WORK_DIR}/prefix
                 RESULT_VARIABLE rc)
 if(rc)
@@ -19,6 +35,12 @@ if(rc OR NOT out MATCHES "ballast [0-9]+\\.[0-9]+\\.[0-9]+ .* loaded w: f32 \\[2
   message(FATAL_ERROR "the consumer failed (${rc}): ${out}")
 endif()
 message(STATUS "consumer ran: ${out}")
+if(SHARED)
+  execute_process(COMMAND ldd ${WORK_DIR}/build/consumer OUTPUT_VARIABLE linked)
+  if(NOT linked MATCHES "libballast\\.so")
+    message(FATAL_ERROR "the consumer is not linked to libballast.so:\n${linked}")
+  endif()
+endif()
 
 # The same program built by the compiler with pkg-config's flags only.
 execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${WORK_DIR}/prefix/lib/pkgconfig
@@ -34,7 +56,8 @@ execute_process(COMMAND ${CXX} ${CONSUMER_SOURCE_DIR}/main.cpp -o ${WORK_DIR}/pc
 if(rc)
   message(FATAL_ERROR "building with pkg-config's flags failed: ${err}")
 endif()
-execute_process(COMMAND ${WORK_DIR}/pc_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${WORK_DIR}/prefix/lib
+                        ${WORK_DIR}/pc_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(rc OR NOT out MATCHES "loaded w: f32 \\[2\\]")
   message(FATAL_ERROR "the pkg-config consumer failed (${rc}): ${out}")
 endif()

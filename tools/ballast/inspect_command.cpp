@@ -82,6 +82,16 @@ nlohmann::json parse_for_table(const std::string& text) {
   return nlohmann::json::parse(text, callback);
 }
 
+// The files a folder or shard index resolved to, and the folder's files left out (and why).
+void print_files(const WeightMetadata& meta) {
+  if (meta.files.size() > 1 || !meta.ignored_files.empty()) {
+    fmt::print("\nfiles:\n");
+    for (const auto& file : meta.files) fmt::print("  {}\n", file);
+  }
+  if (!meta.ignored_files.empty()) fmt::print("\nignored:\n");
+  for (const auto& file : meta.ignored_files) fmt::print("  {}  ({})\n", file.name, file.reason);
+}
+
 void print_table(const std::string& source, const WeightMetadata& meta) {
   size_t name_width = 4;
   for (const auto& [name, info] : meta.tensors) name_width = std::max(name_width, name.size());
@@ -92,6 +102,7 @@ void print_table(const std::string& source, const WeightMetadata& meta) {
                shape_text(info.shape), human_bytes(info.nbytes));
   fmt::print("\n{} tensors, {} ({} bytes)\n", meta.tensors.size(),
              human_bytes(meta.total_size_bytes), meta.total_size_bytes);
+  print_files(meta);
   const nlohmann::json extra = parse_for_table(meta.extra);
   if (!extra.empty()) {
     fmt::print("\nmetadata:\n");
@@ -115,6 +126,11 @@ void print_json(const std::string& source, const WeightMetadata& meta) {
     separator = ",\n    ";
   }
   out += meta.tensors.empty() ? "],\n" : "\n  ],\n";
+  nlohmann::json ignored = nlohmann::json::array();
+  for (const auto& file : meta.ignored_files)
+    ignored.push_back({{"name", file.name}, {"reason", file.reason}});
+  out += fmt::format("  \"files\": {},\n  \"ignored_files\": {},\n", json_text(meta.files, -1),
+                     json_text(ignored, -1));
   std::cout << out << "  \"metadata\": " << meta.extra << "\n}\n";
 }
 
