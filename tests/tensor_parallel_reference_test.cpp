@@ -5,6 +5,7 @@
 // row split along its columns is refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -151,6 +152,26 @@ TEST_F(TensorParallelReference, PytorchBinMatchesTorchChunk) {
 TEST_F(TensorParallelReference, OnnxMatchesTorchChunk) {
   expect_cases("model.onnx", ReadMode::automatic);
   expect_cases("model.onnx", ReadMode::read);
+}
+
+// A row shard then quantize:int8 (per-row scales) is the rank's rows of the whole tensor's
+// quantization: torch.chunk(10 rows, 3) gives rank 1 rows 4..7.
+TEST_F(TensorParallelReference, RowShardComposesWithQuantize) {
+  auto loader = create_weight_loader();
+  const auto source = WeightSource::file(*dir_ / "model.safetensors");
+  auto load = [&](const std::string& steps) {
+    return loader->load_tensor(TensorSpec{
+        .name = "row", .source = source, .transformations = parse_transformations(steps)});
+  };
+  auto whole = load("quantize:int8");
+  auto shard = load("shard:1/3:0,quantize:int8");
+  ASSERT_EQ(shard->shape(), (Shape{4, 6}));
+  EXPECT_TRUE(
+      std::equal(shard->bytes().begin(), shard->bytes().end(), whole->bytes().begin() + 4 * 6));
+  const auto& whole_scales = whole->parts().at("scales");
+  const auto& shard_scales = shard->parts().at("scales");
+  EXPECT_TRUE(std::equal(shard_scales->bytes().begin(), shard_scales->bytes().end(),
+                         whole_scales->bytes().begin() + 4 * 4));
 }
 
 // GGUF (the golden gguf-py file): f32 along each dim, bf16 columns and q8_0 / q4_0 rows

@@ -99,7 +99,7 @@ class Planner {
       if (!row_bytes)
         fail(ErrorCode::unsupported,
              fmt::format("packed {} data can only be cut along whole rows of dimension 0 (a "
-                         "quantized block cannot be split); cast it first",
+                         "quantized block cannot be split)",
                          dtype_name(view.dtype)));
       view.offset += static_cast<uint64_t>(start) * *row_bytes;
     } else {
