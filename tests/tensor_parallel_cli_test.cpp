@@ -3,6 +3,7 @@
 // by hash, load and convert with the library's result.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ballast/ballast.hpp"
