@@ -21,5 +21,6 @@
 #include "ballast/spec.hpp"
 #include "ballast/storage.hpp"
 #include "ballast/tensor.hpp"
+#include "ballast/tensor_parallel.hpp"
 #include "ballast/transform.hpp"
 #include "ballast/version.hpp"

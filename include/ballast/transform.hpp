@@ -1,7 +1,7 @@
 // Transformations a TensorSpec can ask for, applied in order while the tensor loads.
 //
-// View steps (Transpose, Reshape, Slice) only change which bytes are read and in which order;
-// value steps (Cast, Scale, Quantize) change the bytes. Every step is checked against the
+// View steps (Transpose, Reshape, Slice, Shard) only change which bytes are read and in which
+// order; value steps (Cast, Scale, Quantize) change the bytes. Every step is checked against the
 // tensor's dtype and shape before any byte is read.
 #pragma once
 
@@ -40,6 +40,19 @@ struct Scale {
   double factor = 1.0;
 };
 
+// Tensor-parallel sharding: keeps rank `rank`'s part of dimension `dim` out of `world` ranks,
+// exactly torch.chunk(t, world, dim)[rank] (chunks of ceil(n / world); trailing ranks may get
+// fewer or zero). A fused tensor (qkv, gate_up) lists its `parts` along `dim` (they sum to the
+// extent): each part is chunked on its own and the rank's pieces are concatenated in part
+// order, as vLLM's QKV / merged-column layers do. Only the rank's bytes are read. See
+// docs/tensor_parallel.md and ballast/tensor_parallel.hpp.
+struct Shard {
+  int rank = 0;
+  int world = 1;
+  int dim = 0;
+  std::vector<int64_t> parts;  // empty: the whole dimension is one part
+};
+
 struct QuantizeConfig {
   enum class Scheme : uint8_t { int8, int4, fp8, gptq, awq };
   Scheme scheme = Scheme::int8;
@@ -55,7 +68,7 @@ struct Quantize {
   QuantizeConfig config;
 };
 
-using Transformation = std::variant<Transpose, Reshape, Cast, Slice, Scale, Quantize>;
+using Transformation = std::variant<Transpose, Reshape, Cast, Slice, Scale, Quantize, Shard>;
 
 // "transpose:0:1", "cast:f16", ... (the CLI's --transform syntax, see parse_transformations).
 std::string to_string(const Transformation& step);

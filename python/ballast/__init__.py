@@ -15,7 +15,7 @@ from ._errors import (AuthError, CancelledError, DTypeMismatchError, Error, Inte
                       NetworkError, NotFoundError, ShapeMismatchError, SourceNotFoundError,
                       TensorNotFoundError, UnsupportedError)
 from ._loader import Loader, Metadata, TensorInfo
-from ._spec import Cast, Quantize, Reshape, Scale, Slice, Source, TensorSpec, Transpose
+from ._spec import Cast, Quantize, Reshape, Scale, Shard, Slice, Source, TensorSpec, Transpose
 
 __version__ = "0.1.0"
 
@@ -23,7 +23,7 @@ __all__ = [
     "AuthError", "CancelledError", "Cast", "DTypeMismatchError", "Error", "IntegrityError",
     "InvalidArgumentError", "InvalidFormatError", "IoError", "LimitExceededError", "Loader",
     "Metadata", "NetworkError", "NotFoundError", "Quantize", "Reshape", "Scale",
-    "ShapeMismatchError", "Slice", "Source", "SourceNotFoundError", "Tensor", "TensorInfo",
-    "TensorNotFoundError", "TensorSpec", "TensorStream", "Transpose", "UnsupportedError",
+    "ShapeMismatchError", "Shard", "Slice", "Source", "SourceNotFoundError", "Tensor",
+    "TensorInfo", "TensorNotFoundError", "TensorSpec", "TensorStream", "Transpose", "UnsupportedError",
     "dtype_name", "__version__",
 ]

@@ -118,6 +118,25 @@ class Scale:
 
 
 @dataclass(frozen=True)
+class Shard:
+    """Keep tensor-parallel rank `rank`'s part of `dim` out of `world` ranks: exactly
+    ``torch.chunk(t, world, dim)[rank]`` (chunks of ceil(n / world); trailing ranks may get
+    fewer rows or none). For a fused tensor (qkv, gate_up), `parts` gives the sizes of its
+    parts along `dim`: each part is chunked and the rank's pieces are concatenated in order.
+    Only the rank's bytes are read."""
+    rank: int
+    world: int
+    dim: int = 0
+    parts: Optional[Sequence[int]] = None
+
+    def _text(self) -> str:
+        text = f"shard:{int(self.rank)}/{int(self.world)}:{int(self.dim)}"
+        if self.parts:
+            text += ":" + "+".join(str(int(p)) for p in self.parts)
+        return text
+
+
+@dataclass(frozen=True)
 class Quantize:
     """Quantize while loading; the result is a bundle whose ``parts`` hold the pieces.
 
@@ -156,7 +175,7 @@ class Quantize:
             f"'{self.scheme}'", message="unknown quantize scheme")
 
 
-Transformation = Union[Transpose, Reshape, Cast, Slice, Scale, Quantize, str]
+Transformation = Union[Transpose, Reshape, Cast, Slice, Scale, Quantize, Shard, str]
 
 
 def transformation_text(steps: Optional[Iterable[Transformation]]) -> str:

@@ -11,6 +11,7 @@
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
 #include "loader/strided_gather.hpp"
+#include "loader/view_reads.hpp"
 #include "transform/cast.hpp"
 #include "transform/quantize/quantize.hpp"
 #include "util/checked.hpp"
@@ -113,6 +114,66 @@ std::shared_ptr<Tensor> zero_copy(const LoadPlan& plan, const std::string& name,
                                   plan.out_nbytes);
 }
 
+// The view's elements as they lie in a dense row-major buffer at offset 0.
+View dense_view(const View& view) {
+  View dense = view;
+  dense.offset = 0;
+  dense.strides.assign(view.shape.size(), 1);
+  for (size_t d = view.shape.size(); d-- > 1;)
+    dense.strides[d - 1] = dense.strides[d] * view.shape[d];
+  return dense;
+}
+
+// Row runs of a strided view are read in ranges of at most this thread's staging share.
+CoalesceLimits run_limits(const ReadEngineOptions& io) {
+  CoalesceLimits limits;
+  limits.max_span_bytes = std::max<uint64_t>(io.staging_bytes_per_thread, 1);
+  return limits;
+}
+
+// Writes a fused Shard's pieces, concatenated along plan.concat_dim, densely into dst (their
+// stored bytes, before value steps): for each index of the dimensions before it, each piece's
+// slab in piece order. Pieces are read from `memory` (the source mapped) or else each through
+// its own reads: a contiguous piece straight from the source, a strided one by its row runs.
+void assemble_pieces(const LoadPlan& plan, const std::byte* memory, std::byte* dst,
+                     const ReadEngineOptions& io) {
+  uint64_t outer = 1;
+  for (int d = 0; d < plan.concat_dim; ++d) outer *= static_cast<uint64_t>(plan.view.shape[d]);
+  if (plan.view.numel() == 0) return;
+  std::vector<View> views;
+  std::vector<std::unique_ptr<std::byte[]>> compact;
+  views.reserve(plan.pieces.size());
+  for (const View& piece : plan.pieces) {
+    if (memory || piece.is_contiguous()) {
+      views.push_back(piece);
+      continue;
+    }
+    compact.push_back(
+        std::make_unique_for_overwrite<std::byte[]>(*dtype_bytes_for(piece.dtype, piece.numel())));
+    read_view_runs(piece, compact.back().get(), run_limits(io), io);
+    views.push_back(dense_view(piece));
+  }
+  if (!memory && outer == 1 && compact.empty()) {  // whole contiguous pieces, read in order
+    for (const View& piece : views) {
+      const uint64_t n = *dtype_bytes_for(piece.dtype, piece.numel());
+      read_into(*piece.data, piece.offset, {dst, n}, io);
+      dst += n;
+    }
+    return;
+  }
+  std::vector<StridedGather> gathers;
+  for (size_t i = 0, c = 0; i < views.size(); ++i)
+    gathers.emplace_back(views[i], memory                           ? memory
+                                   : plan.pieces[i].is_contiguous() ? nullptr
+                                                                    : compact[c++].get());
+  for (uint64_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i < views.size(); ++i) {
+      const uint64_t slab = views[i].numel() / outer;
+      gathers[i].gather(o * slab, slab, dst);
+      dst += *dtype_bytes_for(views[i].dtype, slab);
+    }
+}
+
 std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::string& name,
                                           const MaterializeOptions& options) {
   const View& view = plan.view;
@@ -128,12 +189,34 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
   std::byte* out = storage->data();
   const uint64_t numel = view.numel();
 
-  // Strided views read through the mapping, or through one staged copy of the bytes they span
-  // when it fits this thread's staging share, or else through a temporary mapping of the local
-  // file; only a large strided view of a network source is staged beyond the share.
+  // A fused shard's pieces, and a strided view whose rows are runs (a column slice) that
+  // cannot be read through a mapping, are first made dense: straight into the output when no
+  // value step follows, else into a staged copy the steps then read.
   const std::byte* memory = region ? region->data() : nullptr;
   std::unique_ptr<std::byte[]> staged;
   View local = view;
+  const bool fused = !plan.pieces.empty();
+  if (fused || (!memory && !view.is_contiguous() && numel > 0 && readable_by_runs(view))) {
+    std::byte* dense = out;
+    if (!plan.steps.empty()) {
+      staged = std::make_unique_for_overwrite<std::byte[]>(*dtype_bytes_for(view.dtype, numel));
+      dense = staged.get();
+    }
+    if (fused)
+      assemble_pieces(plan, memory, dense, options.io);
+    else
+      read_view_runs(view, dense, run_limits(options.io), options.io);
+    if (plan.steps.empty()) {
+      if (swap) byteswap_elements(out, numel, view.dtype);
+      return std::make_shared<Tensor>(name, plan.out_dtype, plan.out_shape, storage, 0,
+                                      plan.out_nbytes);
+    }
+    local = dense_view(view);
+    memory = staged.get();
+  }
+  // Other strided views (transposes) read through the mapping, or through one staged copy of
+  // the bytes they span when it fits this thread's staging share, or else through a temporary
+  // mapping of the local file; only a large one of a network source is staged beyond the share.
   if (!memory && !view.is_contiguous() && numel > 0) {
     uint64_t last = 0;
     for (size_t d = 0; d < view.shape.size(); ++d)
@@ -187,16 +270,16 @@ std::shared_ptr<const MappedRegion> mapping_for(const LoadPlan& plan, ReadMode m
 
 bool is_plain_owned_read(const LoadPlan& plan, ReadMode mode, const MappedRegion* mapping) {
   const View& view = plan.view;
-  if (plan.quantize || !plan.steps.empty() || !view.is_contiguous() || plan.out_nbytes == 0 ||
-      needs_byteswap(view) || mode == ReadMode::mmap)
+  if (!plan.pieces.empty() || plan.quantize || !plan.steps.empty() || !view.is_contiguous() ||
+      plan.out_nbytes == 0 || needs_byteswap(view) || mode == ReadMode::mmap)
     return false;
   return mode != ReadMode::automatic || mapping == nullptr;
 }
 
 bool can_view_without_copy(const LoadPlan& plan, const MappedRegion* region) {
   const View& view = plan.view;
-  return region && plan.steps.empty() && !needs_byteswap(view) && view.is_contiguous() &&
-         plan.out_nbytes > 0 &&
+  return region && plan.pieces.empty() && plan.steps.empty() && !needs_byteswap(view) &&
+         view.is_contiguous() && plan.out_nbytes > 0 &&
          aligned_for(reinterpret_cast<uintptr_t>(region->data()) + view.offset, view.dtype);
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "ballast/error.hpp"
+#include "ballast/tensor_parallel.hpp"
 #include "transform/cast.hpp"
 #include "transform/quantize/quantized_layout.hpp"
 #include "util/checked.hpp"
@@ -61,6 +62,8 @@ class Planner {
   void require_view_step_allowed() const {
     if (final_shape_)
       fail(ErrorCode::unsupported, "a view step after a reshape of a non-contiguous view");
+    if (!plan_.pieces.empty())
+      fail(ErrorCode::unsupported, "a view step after a shard of a fused tensor");
   }
 
   bool packed() const { return dtype_element_size(plan_.view.dtype) == 0; }
@@ -83,23 +86,68 @@ class Planner {
     int64_t start = s.start ? clamp(*s.start) : 0;
     int64_t end = s.end ? clamp(*s.end) : n;
     if (end < start) end = start;
+    narrow(plan_.view, d, start, end);
+  }
+
+  // Keeps [start, end) of dimension d of `view` (bounds already inside the extent).
+  void narrow(View& view, int d, int64_t start, int64_t end) const {
     if (packed()) {
       // Packed data can only be cut along whole rows of a contiguous view.
-      bool outer = d == 0 && plan_.view.is_contiguous();
-      auto row_elems = checked_numel(std::span(plan_.view.shape).subspan(1));
-      auto row_bytes =
-          outer && row_elems ? dtype_bytes_for(plan_.view.dtype, *row_elems) : std::nullopt;
+      bool outer = d == 0 && view.is_contiguous();
+      auto row_elems = checked_numel(std::span(view.shape).subspan(1));
+      auto row_bytes = outer && row_elems ? dtype_bytes_for(view.dtype, *row_elems) : std::nullopt;
       if (!row_bytes)
         fail(ErrorCode::unsupported,
-             fmt::format("packed {} data can only be sliced along whole rows of dimension 0",
-                         dtype_name(plan_.view.dtype)));
-      plan_.view.offset += static_cast<uint64_t>(start) * *row_bytes;
+             fmt::format("packed {} data can only be cut along whole rows of dimension 0 (a "
+                         "quantized block cannot be split)",
+                         dtype_name(view.dtype)));
+      view.offset += static_cast<uint64_t>(start) * *row_bytes;
     } else {
-      plan_.view.offset += static_cast<uint64_t>(start) *
-                           static_cast<uint64_t>(plan_.view.strides[d]) *
-                           dtype_element_size(plan_.view.dtype);
+      view.offset += static_cast<uint64_t>(start) * static_cast<uint64_t>(view.strides[d]) *
+                     dtype_element_size(view.dtype);
     }
-    plan_.view.shape[d] = end - start;
+    view.shape[d] = end - start;
+  }
+
+  void apply(const Shard& s) {
+    require_view_step_allowed();
+    if (s.world < 1 || s.rank < 0 || s.rank >= s.world)
+      fail(ErrorCode::invalid_argument,
+           fmt::format("rank {} is not in 0..world-1 for world size {}", s.rank, s.world));
+    const int d = normalize_dim(s.dim);
+    const int64_t n = plan_.view.shape[d];
+    std::vector<int64_t> parts = s.parts.empty() ? std::vector<int64_t>{n} : s.parts;
+    int64_t total = 0;
+    for (int64_t p : parts)
+      if (p < 0 || __builtin_add_overflow(total, p, &total))
+        fail(ErrorCode::shape_mismatch, "part sizes must be non-negative");
+    if (total != n)
+      fail(ErrorCode::shape_mismatch,
+           fmt::format("parts {} sum to {}, not to dimension {}'s extent {} of shape {}",
+                       fmt::join(parts, "+"), total, d, n, shape_text(plan_.view.shape)));
+    // The rank's piece of each part, in part order; empty pieces are dropped.
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    int64_t base = 0;
+    for (int64_t p : parts) {
+      const ChunkRange r = chunk_range(p, s.rank, s.world);
+      if (r.end > r.start) ranges.emplace_back(base + r.start, base + r.end);
+      base += p;
+    }
+    if (ranges.size() <= 1) {
+      const auto [start, end] = ranges.empty() ? std::pair<int64_t, int64_t>{0, 0} : ranges[0];
+      narrow(plan_.view, d, start, end);
+      return;
+    }
+    int64_t extent = 0;
+    for (const auto& [start, end] : ranges) {
+      View piece = plan_.view;
+      narrow(piece, d, start, end);
+      plan_.pieces.push_back(std::move(piece));
+      extent += end - start;
+    }
+    plan_.concat_dim = d;
+    plan_.view.shape[d] = extent;
+    plan_.view.strides = row_major_strides(plan_.view.shape);
   }
 
   void apply(const Reshape& r) {

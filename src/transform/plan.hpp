@@ -1,6 +1,6 @@
 // The load planner: turns (Index entry, ordered transformations) into a LoadPlan before any
-// byte is read. View steps (transpose, slice, reshape) fold into a strided view of the stored
-// elements, so a slice reads only its rows and a transpose costs no extra copy; value steps
+// byte is read. View steps (transpose, slice, reshape, shard) fold into a strided view of the
+// stored elements, so a slice reads only its rows and a transpose costs no extra copy; value steps
 // (cast, scale) become a chain of element kernels run block by block on the way out. A final
 // Quantize step makes the materializer produce a dense f32 weight and quantize it into a
 // bundle. Shape and dtype errors surface here, naming the step and the shapes.
@@ -39,7 +39,11 @@ struct ValueStep {
 };
 
 struct LoadPlan {
-  View view;                     // what to read, in output element order
+  View view;  // what to read, in output element order
+  // A fused Shard: the result is these views concatenated along dimension concat_dim, and
+  // `view` only describes the result (source, dtype, byte order, shape; row-major strides).
+  std::vector<View> pieces;
+  int concat_dim = 0;
   std::vector<ValueStep> steps;  // element kernels, in order
   DType out_dtype = DType::u8;
   Shape out_shape;  // may differ from view.shape after a final reshape

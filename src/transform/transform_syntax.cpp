@@ -43,7 +43,8 @@ class StepParser {
     if (op == "slice") return slice();
     if (op == "scale") return Scale{number_at(1)};
     if (op == "quantize") return quantize();
-    fail("unknown step (expected transpose, reshape, cast, slice, scale or quantize)");
+    if (op == "shard") return shard();
+    fail("unknown step (expected transpose, reshape, cast, slice, scale, quantize or shard)");
   }
 
  private:
@@ -96,6 +97,22 @@ class StepParser {
     s.dim = parse_number<int>(parts_[1]);
     if (!parts_[2].empty()) s.start = parse_number<int64_t>(parts_[2]);
     if (!parts_[3].empty()) s.end = parse_number<int64_t>(parts_[3]);
+    return s;
+  }
+
+  // shard:RANK/WORLD[:DIM[:P1+P2+...]]
+  Transformation shard() const {
+    expect_count(2, 4);
+    Shard s;
+    const auto rank_world = split(parts_[1], '/');
+    if (rank_world.size() != 2) fail("shard is shard:RANK/WORLD[:DIM[:P1+P2+...]]");
+    s.rank = parse_number<int>(rank_world[0]);
+    s.world = parse_number<int>(rank_world[1]);
+    if (s.world < 1 || s.rank < 0 || s.rank >= s.world)
+      fail(fmt::format("rank {} is not in 0..world-1 for world size {}", s.rank, s.world));
+    if (parts_.size() > 2) s.dim = parse_number<int>(parts_[2]);
+    if (parts_.size() > 3)
+      for (auto part : split(parts_[3], '+')) s.parts.push_back(parse_number<int64_t>(part));
     return s;
   }
 
@@ -172,6 +189,11 @@ struct ToText {
     return fmt::format("slice:{}:{}:{}", s.dim, optional_index(s.start), optional_index(s.end));
   }
   std::string operator()(const Scale& s) const { return fmt::format("scale:{}", s.factor); }
+  std::string operator()(const Shard& s) const {
+    std::string text = fmt::format("shard:{}/{}:{}", s.rank, s.world, s.dim);
+    if (!s.parts.empty()) text += fmt::format(":{}", fmt::join(s.parts, "+"));
+    return text;
+  }
   std::string operator()(const Quantize& q) const {
     const auto& c = q.config;
     switch (c.scheme) {

@@ -14,6 +14,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "shard_plan.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -21,6 +22,7 @@ namespace {
 struct InspectOptions {
   SourceOptions source;
   bool json = false;
+  std::string shard;  // RANK/WORLD[:DIM]: print the tensor-parallel read plan instead
 };
 
 constexpr size_t kMaxItems = 8;    // arrays longer than this are summarised in the table
@@ -138,6 +140,9 @@ void run(const InspectOptions& options) {
   auto loader = create_weight_loader(loader_config(options.source));
   const WeightMetadata meta = loader->get_metadata(parse_source(options.source));
   note_metadata(source_text(options.source), meta);
+  if (!options.shard.empty())
+    return print_shard_plan(source_text(options.source), meta, parse_shard_option(options.shard),
+                            options.json);
   if (options.json) return print_json(source_text(options.source), meta);
   print_table(source_text(options.source), meta);
 }
@@ -149,6 +154,9 @@ Runner add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "List a checkpoint's tensors, totals and metadata");
   add_source_options(*cmd, options->source, true);
   cmd->add_flag("--json", options->json, "print one JSON object");
+  cmd->add_option("--shard", options->shard,
+                  "RANK/WORLD[:DIM] (RANK may be all): the bytes each tensor-parallel rank reads "
+                  "with shard:RANK/WORLD:DIM on every tensor");
   return [options] { run(*options); };
 }
 
