@@ -118,9 +118,8 @@ class CliProgress : public testing::Test {
     std::istringstream(*line) >> port_;
   }
 
-  // 20 MiB, about 1.6 s to download. The library reports a ranged download's progress as each
-  // piece of download_chunk_bytes x connections is written (16 MiB with --connections 1), the
-  // probe's first 64 KiB before: three reports, the middle one with a rate and an ETA.
+  // 20 MiB, about 2 s to download through the paced server. The library reports a ranged
+  // download's progress as its bytes arrive, so the bar moves with a rate and an ETA.
   void write_big_file() {
     std::string bytes(20 << 20, '\0');
     for (size_t i = 0; i < bytes.size(); i += 4096) bytes[i] = static_cast<char>(i / 4096);
@@ -217,9 +216,15 @@ TEST_F(CliProgress, QuietAndHfHubDisableProgressBarsSayNothing) {
   EXPECT_NE(shown.err.find("small.safetensors  100%"), std::string::npos) << shown.err;
 }
 
-// Every command that may download shows it (hash, inspect, load, convert; fetch above).
+// Every command that downloads shows it (hash, load, convert; fetch above); inspect reads only
+// the header, by ranges, and downloads nothing.
 TEST_F(CliProgress, EveryCommandThatDownloadsShowsIt) {
-  for (const std::string command : {"hash", "inspect", "load", "convert"}) {
+  std::string inspect = fetch_command();
+  inspect.replace(inspect.find(" fetch "), 7, " inspect ");
+  const auto header_only = run_command(inspect);
+  EXPECT_EQ(header_only.exit_code, 0) << header_only.err;
+  EXPECT_EQ(header_only.err.find("100%"), std::string::npos) << header_only.err;
+  for (const std::string command : {"hash", "load", "convert"}) {
     std::string line = fetch_command();
     line.replace(line.find(" fetch "), 7, " " + command + " ");
     if (command == "convert") line += " " + shell_quote((dir_ / "out.safetensors").string());

@@ -197,12 +197,11 @@ class HubResume : public testing::Test {
   }
   fs::path blob() const { return hub_ / "models--org--big" / "blobs" / sha256_of(file_); }
   CommandResult fetch() {
-    return run_command(cli_path() + " fetch -q --cache-dir " +
-                       shell_quote(objects_.path().string()) + " hf://org/big/model.safetensors");
+    return run_command(cli_path() + " fetch -q hf://org/big/model.safetensors");  // HF_HUB_CACHE
   }
 
   const std::string file_ = big_file(3);
-  TempDir repos_, hub_, objects_;
+  TempDir repos_, hub_;
   std::unique_ptr<Process> server_;
   std::string endpoint_;
 };

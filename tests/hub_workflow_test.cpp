@@ -291,7 +291,8 @@ TEST_F(HubWorkflow, AQuantizationTagFetchesItsGgufFilesSplitSetsWhole) {
   // The tag loads as the whole split set: the merged file's five tensors, the same bytes.
   const CommandResult tagged = cli("hash --json hf://org/model-GGUF:Q4_K_M");
   ASSERT_EQ(tagged.exit_code, 0) << tagged.err;
-  const CommandResult merged = cli("hash --json " + (gguf / "merged_by_gguf_split.gguf").string());
+  const CommandResult merged =
+      run_command(cli_path() + " hash --json " + (gguf / "merged_by_gguf_split.gguf").string());
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
   EXPECT_EQ(json::parse(tagged.out)["tensors"], json::parse(merged.out)["tensors"]);
   EXPECT_EQ(json::parse(tagged.out)["tensors"].size(), 5u);

@@ -122,6 +122,23 @@ TEST_F(UrlReads, MetadataAndInspectReadOnlyTheHeader) {
   EXPECT_TRUE(files_under(cache_.path()).empty());
 }
 
+TEST_F(UrlReads, HashingOrConvertingAWholeCheckpointDownloadsEachByteOnce) {
+  const std::string url = server_.url("files/big.safetensors");
+  const uint64_t size = fs::file_size(server_.files() / "big.safetensors");
+  const std::string cache = " --cache-dir " + shell_quote(cache_.path().string()) + " ";
+  served();
+  auto r = run_command(cli_path() + " hash -q" + cache + url);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The whole file once (and its header by ranges before), not half by ranges then all of it.
+  EXPECT_LT(served(), size + kHeaderReads);
+  EXPECT_TRUE(holds_a_shard(cache_.path()));
+  TempDir out;
+  r = run_command(cli_path() + " convert -q" + cache + url + " " +
+                  shell_quote((out / "c.safetensors").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(served(), kHeaderReads);  // from the cache
+}
+
 TEST_F(UrlReads, AnIndexFetchesOnlyEachShardsHeader) {
   const std::string index = server_.url("files/sharded/model.safetensors.index.json");
   served();
@@ -248,6 +265,7 @@ TEST(S3Reads, MetadataAndIndexesReadOnlyHeaders) {
   s3().upload("public", files.path(), "reads/");
   const std::string saved_home = std::getenv("HOME") ? std::getenv("HOME") : "";
   setenv("HOME", home.path().c_str(), 1);
+  setenv("AWS_NO_SIGN_REQUEST", "true", 1);  // the public bucket, read unsigned
   WeightLoaderConfig c = caching_config(cache.path());
   const auto s3_source = [&](const std::string& key) {
     return WeightSource::s3("public", key, S3Server::kRegion, s3().endpoint());
@@ -267,6 +285,7 @@ TEST(S3Reads, MetadataAndIndexesReadOnlyHeaders) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LT(s3().get_bytes(), 7 * kHeaderReads);
   EXPECT_FALSE(holds_a_shard(cache.path()));
+  unsetenv("AWS_NO_SIGN_REQUEST");
   setenv("HOME", saved_home.c_str(), 1);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace ballast {
@@ -85,6 +86,8 @@ inline std::string_view dtype_name(DType dtype) { return dtype_info(dtype).name;
 std::optional<DType> parse_dtype(std::string_view name);
 // Every dtype, in declaration order.
 std::span<const DType> all_dtypes();
+// "unknown dtype 'NAME'; valid: f32, f16, ...": the error for a name parse_dtype refused.
+std::string unknown_dtype_message(std::string_view name);
 
 // Bytes taken by `elements` elements, or nullopt when elements is not a multiple of the block
 // or the product overflows.

@@ -47,6 +47,6 @@ def dtype_name(dtype: Any) -> str:
                                    message=f"not a dtype: {dtype!r}")
     name = _core.canonical_dtype(_FRAMEWORK_NAMES.get(text, text))
     if name is None:
-        raise InvalidArgumentError(f"invalid_argument: unknown dtype '{text}'",
-                                   message=f"unknown dtype '{text}'")
+        message = f"unknown dtype '{text}'; valid: {', '.join(_core.dtype_names())}"
+        raise InvalidArgumentError(f"invalid_argument: {message}", message=message)
     return name

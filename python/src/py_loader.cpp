@@ -34,7 +34,7 @@ TensorSpec to_spec(nb::handle object) {
   if (!t[2].is_none()) {
     auto name = nb::cast<std::string>(t[2]);
     spec.dtype = parse_dtype(name);
-    if (!spec.dtype) throw Error(ErrorCode::invalid_argument, "unknown dtype '" + name + "'");
+    if (!spec.dtype) throw Error(ErrorCode::invalid_argument, unknown_dtype_message(name));
   }
   auto device_name = nb::cast<std::string>(t[3]);
   auto device = parse_device(device_name);

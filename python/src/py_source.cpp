@@ -63,7 +63,7 @@ WeightSource to_source(nb::handle object) {
   }
   if (auto raw_dtype = nb::cast<std::optional<std::string>>(t[3])) {
     auto dtype = parse_dtype(*raw_dtype);
-    if (!dtype) throw Error(ErrorCode::invalid_argument, "unknown dtype '" + *raw_dtype + "'");
+    if (!dtype) throw Error(ErrorCode::invalid_argument, unknown_dtype_message(*raw_dtype));
     source.raw_layout = RawLayout{*dtype, nb::cast<Shape>(t[4]), nb::cast<uint64_t>(t[5])};
   }
   auto headers = nb::cast<std::map<std::string, std::string>>(t[8]);

@@ -92,6 +92,12 @@ const DTypeInfo& dtype_info(DType dtype) { return kTable[static_cast<size_t>(dty
 
 std::span<const DType> all_dtypes() { return kAll; }
 
+std::string unknown_dtype_message(std::string_view name) {
+  std::string names;
+  for (DType d : kAll) names += (names.empty() ? "" : ", ") + std::string(dtype_info(d).name);
+  return "unknown dtype '" + std::string(name) + "'; valid: " + names;
+}
+
 std::optional<DType> parse_dtype(std::string_view name) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);

@@ -41,14 +41,12 @@ std::shared_ptr<ByteSource> open_blob(CachedObject object, ReadMode read_mode) {
 CachedObject fetch_version(const RemoteContext& remote, const HttpTarget& target,
                            const HttpObjectInfo& info, const ObjectProbe& probe,
                            std::span<const std::byte> prefix = {}) {
-  std::function<void(uint64_t)> progress;
-  if (remote.progress)
-    progress = [&](uint64_t done) { remote.progress({target.name, done, info.size}); };
+  const auto progress = download_progress(remote, target.name, info.size);
   return remote.objects->fetch(
       target.url, target.name, info,
       [&](uint64_t from, const ByteSink& sink) {
-        if (probe) return probe_and_download(remote, target, info, probe, from, sink);
-        download_object(remote, target, info, prefix, from, sink);
+        if (probe) return probe_and_download(remote, target, info, probe, from, sink, progress);
+        download_object(remote, target, info, prefix, from, sink, progress);
       },
       progress);
 }

@@ -79,6 +79,7 @@ class HttpByteSource final : public ByteSource {
         [&](std::span<const std::byte> bytes) {
           std::memcpy(out.data() + filled, bytes.data(), bytes.size());
           filled += bytes.size();
+          if (options_.on_bytes) options_.on_bytes(bytes.size());
         },
         &ignored);
     if (ignored) ranges_ = false;

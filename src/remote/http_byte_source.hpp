@@ -4,6 +4,8 @@
 // read downloads the object sequentially from its start (use the cache for such servers).
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,6 +18,9 @@ namespace ballast {
 struct HttpReadOptions {
   uint64_t chunk_bytes = 16 << 20;
   int concurrency = 8;
+  // Hears the size of every piece of body as it arrives, from the reading threads (progress
+  // of a large read before it completes).
+  std::function<void(uint64_t)> on_bytes;
 };
 
 // Opens (HEADs) the object; throws not_found, auth or network.

@@ -171,13 +171,11 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
     // The file as its host (the CDN after the Hub's redirect) states it: Range support and
     // ETag, for the probe's reads and the download.
     const HttpObjectInfo object = http_stat(*remote_->http, target);
-    std::function<void(uint64_t)> progress;
-    if (remote_->progress)
-      progress = [&](uint64_t done) { remote_->progress({where, done, info.size}); };
+    const auto progress = download_progress(*remote_, where, info.size);
     return cache_.store(
         info.commit, path, info.etag, info.size, sha256,
         [&](uint64_t from, const ByteSink& sink) {
-          probe_and_download(*remote_, target, object, probe, from, sink);
+          probe_and_download(*remote_, target, object, probe, from, sink, progress);
         },
         progress);
   } catch (Error& e) {

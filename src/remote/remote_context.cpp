@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 
 #include "remote/url.hpp"
 
@@ -21,6 +22,24 @@ std::filesystem::path default_cache_dir() {
   if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
     return std::filesystem::path(dir) / "ballast";
   return std::filesystem::path(env("HOME").empty() ? "/tmp" : env("HOME")) / ".cache" / "ballast";
+}
+
+std::function<void(uint64_t)> download_progress(const RemoteContext& remote, std::string name,
+                                                uint64_t total) {
+  if (!remote.progress) return {};
+  struct Reported {
+    std::mutex mutex;
+    bool any = false;
+    uint64_t done = 0;
+  };
+  return [listener = remote.progress, name = std::move(name), total,
+          reported = std::make_shared<Reported>()](uint64_t done) {
+    std::lock_guard lock(reported->mutex);
+    if (reported->any && done <= reported->done) return;
+    reported->any = true;
+    reported->done = done;
+    listener({name, done, total});
+  };
 }
 
 std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config) {

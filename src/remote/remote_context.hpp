@@ -32,6 +32,12 @@ std::filesystem::path default_cache_dir();
 
 std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config);
 
+// The progress of one download of `total` bytes named `name`, for the context's listener
+// (empty when it has none): both the reading threads (arrivals) and the writer (bytes written)
+// report, so only a value past the last one reported is passed on, once.
+std::function<void(uint64_t)> download_progress(const RemoteContext& remote, std::string name,
+                                                uint64_t total);
+
 // Opens `url` (per-source headers on top of the config's default_headers) as a ranged-read
 // ByteSource.
 std::shared_ptr<ByteSource> open_url(const RemoteContext& remote, const std::string& url,

@@ -12,13 +12,6 @@
 namespace ballast {
 namespace {
 
-// The canonical dtype names, for an error about an unknown one.
-std::string dtype_names() {
-  std::vector<std::string_view> names;
-  for (DType d : all_dtypes()) names.push_back(dtype_name(d));
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
   size_t start = 0;
@@ -80,7 +73,7 @@ class StepParser {
   DType dtype_at(size_t i, size_t count) const {
     expect_count(count + 1, count + 1);
     auto d = parse_dtype(parts_[i]);
-    if (!d) fail(fmt::format("unknown dtype '{}'; valid: {}", parts_[i], dtype_names()));
+    if (!d) fail(unknown_dtype_message(parts_[i]));
     return *d;
   }
 

@@ -63,8 +63,7 @@ def cdn_bytes(hub):
                                             ("huggingface_hub", ".0f3a9c1e.incomplete")])
 def test_ballast_continues_a_partial_blob(ballast_cli, repos, hub, tmp_path, left_by, suffix):
     data, blob = setup_partial(repos, tmp_path, suffix)
-    run_cli(ballast_cli, "fetch", "-q", "--cache-dir", str(tmp_path / "objects"),
-            f"hf://{REPO}/{FILE}", env=env_for(hub, tmp_path))
+    run_cli(ballast_cli, "fetch", "-q", f"hf://{REPO}/{FILE}", env=env_for(hub, tmp_path))
     assert len(data) - KEPT <= cdn_bytes(hub) <= len(data) - KEPT + HEADER_READS
     assert blob.read_bytes() == data
     assert not [p.name for p in blob.parent.iterdir() if p.name.endswith(".incomplete")]

@@ -229,8 +229,12 @@ def test_errors_are_the_code_classes_with_their_builtin_bases(checkpoint, tmp_pa
     with pytest.raises(FileNotFoundError) as no_file:
         loader.load_tensor("x", tmp_path / "absent.safetensors")
     assert isinstance(no_file.value, ballast.SourceNotFoundError)
-    with pytest.raises(ballast.InvalidArgumentError):
+    with pytest.raises(ballast.InvalidArgumentError) as unknown:
         loader.load_tensor("ids", path, transforms=[ballast.Cast("f99")])
+    assert "unknown dtype 'f99'; valid: f64, f32, f16, bf16" in str(unknown.value)
+    with pytest.raises(ballast.InvalidArgumentError) as unknown:
+        loader.load_tensor("ids", path, dtype="float99")
+    assert "unknown dtype 'float99'; valid: f64, f32" in str(unknown.value)
     with pytest.raises(ballast.ShapeMismatchError):
         loader.load_tensor("ids", path, shape=(11,))
     with pytest.raises(TypeError):

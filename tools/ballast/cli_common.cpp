@@ -213,6 +213,14 @@ void note_metadata(const std::string& source, const WeightMetadata& meta) {
                                        meta.tensors.size(), human_bytes(meta.total_size_bytes)));
 }
 
+void download_first_when_reading_all(WeightLoader& loader, const WeightSource& source,
+                                     const SourceOptions& options, size_t selected, size_t total) {
+  const bool local = std::holds_alternative<FileSource>(source.location) ||
+                     std::holds_alternative<MemorySource>(source.location);
+  if (local || options.no_cache || selected != total) return;
+  loader.preload(source);
+}
+
 std::vector<std::string> select_tensors(const std::vector<std::string>& all,
                                         const std::vector<std::string>& patterns) {
   if (patterns.empty()) return all;

@@ -53,6 +53,12 @@ void add_dtype_option(CLI::App& command, SourceOptions& options);
 // With -v: the checkpoint's format, tensor count and size.
 void note_metadata(const std::string& source, const WeightMetadata& meta);
 
+// Before a command reads every tensor of a remote checkpoint with caching on: downloads it
+// whole into the cache first, as `fetch` does. Read tensor by tensor, the first half of each
+// file would be fetched by ranges before the loader's cache-fill rule downloads it (1.5x).
+void download_first_when_reading_all(WeightLoader& loader, const WeightSource& source,
+                                     const SourceOptions& options, size_t selected, size_t total);
+
 // Names from `all` matching any of the glob patterns (all when there are none), in order. A
 // pattern without glob characters that names no tensor comes first, as it is: loading it
 // fails with the library's "no such tensor" error, which names the closest tensors.

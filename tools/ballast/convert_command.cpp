@@ -40,6 +40,8 @@ void run(const ConvertOptions& options) {
   std::vector<std::string> names;
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
+  download_first_when_reading_all(*loader, source, options.source, names.size(),
+                                  meta.tensors.size());
 
   if (!options.output.ends_with(".safetensors"))
     Console::instance().warn(

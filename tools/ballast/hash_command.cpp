@@ -34,6 +34,8 @@ void run(const HashOptions& options) {
   std::vector<std::string> names;
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
+  download_first_when_reading_all(*loader, source, options.source, names.size(),
+                                  meta.tensors.size());
 
   // Tensors are loaded a few at a time and dropped once hashed, so hashing a checkpoint
   // needs memory for a handful of tensors, not the whole model.

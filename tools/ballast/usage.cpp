@@ -6,7 +6,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace ballast::cli {
 
@@ -42,10 +41,7 @@ CLI::Validator positive_seconds() {
 
 DType dtype_option(std::string_view option, const std::string& name) {
   if (auto dtype = parse_dtype(name)) return *dtype;
-  std::vector<std::string_view> names;
-  for (DType d : all_dtypes()) names.push_back(dtype_name(d));
-  throw UsageError(
-      fmt::format("{}: unknown dtype '{}'; valid: {}", option, name, fmt::join(names, ", ")));
+  throw UsageError(fmt::format("{}: {}", option, unknown_dtype_message(name)));
 }
 
 }  // namespace ballast::cli
