@@ -2,7 +2,6 @@
 #include "loader/default_loader.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -25,10 +24,9 @@
 #include "loader/coalesced_reads.hpp"
 #include "loader/mapping_policy.hpp"
 #include "loader/materialize.hpp"
-#include "remote/hub_client.hpp"
 #include "remote/lazy_cached_source.hpp"
 #include "remote/remote_context.hpp"
-#include "remote/s3_object.hpp"
+#include "remote/source_store.hpp"
 #include "transform/plan.hpp"
 #include "util/checked.hpp"
 #include "util/parallel_for.hpp"
@@ -42,20 +40,8 @@ constexpr size_t kCheckpointCacheEntries = 64;
 
 // A key naming a source: equal keys open the same checkpoint (as long as its files do not
 // change on disk).
-std::string source_key(const WeightSource& source) {
-  std::string key = describe(source);
-  // The full URL (describe() redacts the query) and the headers (credentials differ by them).
-  if (const auto* u = std::get_if<UrlSource>(&source.location)) {
-    key += "|" + u->url;
-    for (const auto& [name, value] : u->headers) key += fmt::format("|{}={}", name, value);
-  }
-  if (const auto* s3 = std::get_if<S3Source>(&source.location))
-    key +=
-        fmt::format("|region={}|endpoint={}", s3->region.value_or(""), s3->endpoint.value_or(""));
-  if (const auto* h = std::get_if<HuggingFaceSource>(&source.location); h && h->cache_dir)
-    key += "|cache=" + h->cache_dir->string();
-  if (const auto* m = std::get_if<MemorySource>(&source.location))
-    key += fmt::format("@{}", static_cast<const void*>(m->bytes.data()));
+std::string source_key(const WeightSource& source, const Store& store) {
+  std::string key = describe(source) + store.identity();
   if (source.format) key += "|format=" + to_string(*source.format);
   if (source.raw_layout)
     key += fmt::format("|raw={}:{}:{}", dtype_name(source.raw_layout->dtype),
@@ -63,15 +49,11 @@ std::string source_key(const WeightSource& source) {
   return key;
 }
 
-// The checkpoint cache's key: the source's, and for a local file or folder its size and
-// modification time, so that one changed on disk is parsed anew.
-std::string cache_key(const WeightSource& source) {
-  std::string key = source_key(source);
-  if (const auto* f = std::get_if<FileSource>(&source.location)) {
-    struct stat st {};
-    if (::stat(f->path.c_str(), &st) == 0)
-      key += fmt::format("|{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-  }
+// The checkpoint cache's key: the source's, and its store's version tag (a local file's size
+// and modification time), so that one changed on disk is parsed anew.
+std::string cache_key(const WeightSource& source, const Store& store) {
+  std::string key = source_key(source, store);
+  if (std::string version = store.version(store.named()); !version.empty()) key += "|" + version;
   return key;
 }
 
@@ -165,14 +147,16 @@ class DefaultLoader final : public WeightLoader {
   }
 
   CheckpointOptions checkpoint_options() const {
-    return {.read_mode = config_.read_mode,
-            .limits = config_.limits,
-            .verify_checksums = config_.enable_integrity_checks,
-            .remote = remote_};
+    return {.limits = config_.limits, .verify_checksums = config_.enable_integrity_checks};
+  }
+
+  std::shared_ptr<Store> store_of(const WeightSource& source) const {
+    return make_store(source, {.remote = remote_, .read_mode = config_.read_mode});
   }
 
   std::shared_ptr<Checkpoint> checkpoint(const WeightSource& source) {
-    const std::string key = cache_key(source);
+    auto store = store_of(source);
+    const std::string key = cache_key(source, *store);
     {
       std::lock_guard lock(cache_mutex_);
       if (auto it = cache_.find(key); it != cache_.end()) {
@@ -180,7 +164,7 @@ class DefaultLoader final : public WeightLoader {
         return it->second.first;
       }
     }
-    auto cp = Checkpoint::open(source, checkpoint_options());
+    auto cp = Checkpoint::open(source, std::move(store), checkpoint_options());
     std::lock_guard lock(cache_mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.first;
     insert_locked(key, cp);
@@ -438,7 +422,7 @@ class DefaultLoader final : public WeightLoader {
     std::mutex memo_mutex;
     std::map<std::string, std::shared_ptr<Checkpoint>> memo;
     auto open = [&](const WeightSource& source) {
-      const std::string key = source_key(source);
+      const std::string key = source_key(source, *store_of(source));
       {
         std::lock_guard lock(memo_mutex);
         if (auto it = memo.find(key); it != memo.end()) return it->second;
@@ -533,34 +517,9 @@ class DefaultLoader final : public WeightLoader {
   }
 
   bool available(const WeightSource& source) {
-    if (const auto* file = std::get_if<FileSource>(&source.location)) {
-      std::error_code ec;
-      return std::filesystem::exists(file->path, ec);
-    }
-    if (std::holds_alternative<MemorySource>(source.location)) return true;
-    if (const auto* url = std::get_if<UrlSource>(&source.location)) {
-      try {
-        return http_exists(*remote_->http, make_http_target(url->url, url->headers));
-      } catch (Error& e) {
-        e.with_source(describe(source));
-        throw;
-      }
-    }
-    if (const auto* hub = std::get_if<HuggingFaceSource>(&source.location)) {
-      try {
-        HubClient client(remote_, hub_settings_from_env(hub->cache_dir), hub->repo_id);
-        const std::string revision = hub->revision.value_or("main");
-        if (!hub->filename.empty()) return client.exists(revision, hub->filename);
-        return client.exists(revision, "model.safetensors.index.json") ||
-               client.exists(revision, "model.safetensors");
-      } catch (Error& e) {
-        e.with_source(describe(source));
-        throw;
-      }
-    }
-    const auto& s3 = std::get<S3Source>(source.location);
     try {
-      return http_exists(*remote_->http, s3_target(s3_settings_from_env(s3), s3.bucket, s3.key));
+      auto store = store_of(source);
+      return store->exists(store->named());
     } catch (Error& e) {
       e.with_source(describe(source));
       throw;
@@ -592,14 +551,14 @@ class DefaultLoader final : public WeightLoader {
   // header has been parsed; with caching off, every shard is read whole into memory, and the
   // loader keeps that checkpoint for later loads of the source.
   void preload_now(const WeightSource& source) {
-    const bool remote = !std::holds_alternative<FileSource>(source.location) &&
-                        !std::holds_alternative<MemorySource>(source.location);
-    if (remote && !config_.enable_caching) {
+    auto store = store_of(source);
+    if (store->remote() && !config_.enable_caching) {
       CheckpointOptions options = checkpoint_options();
       options.shards_in_memory = true;
-      auto cp = Checkpoint::open(source, options);
+      const std::string key = cache_key(source, *store);
+      auto cp = Checkpoint::open(source, std::move(store), options);
       cp->entries();
-      remember(cache_key(source), cp);
+      remember(key, cp);
       return;
     }
     auto cp = checkpoint(source);
