@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "remote/url.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 

@@ -9,10 +9,7 @@
 #include "ballast/error.hpp"
 #include "formats/detect.hpp"
 #include "formats/validate.hpp"
-#include "io/file_source.hpp"
-#include "io/folder_opener.hpp"
-#include "loader/checkpoint_files.hpp"
-#include "loader/checkpoint_remote.hpp"
+#include "loader/checkpoint_layout.hpp"
 #include "util/closest_names.hpp"
 
 namespace ballast {
@@ -27,48 +24,32 @@ void merge_into(nlohmann::json& into, const std::string& text) {
 
 }  // namespace
 
-Checkpoint::Checkpoint(std::string description, CheckpointOptions options,
-                       const WeightSource& source)
+Checkpoint::Checkpoint(std::string description, std::shared_ptr<Store> store,
+                       CheckpointOptions options, const WeightSource& source)
     : description_(std::move(description)),
+      store_(std::move(store)),
       options_(std::move(options)),
       parsing_{source.format, source.raw_layout, options_.limits, options_.verify_checksums} {}
 
-void Checkpoint::add_shard(ShardLocation location) {
+void Checkpoint::add_shard(std::string object) {
   auto shard = std::make_unique<Shard>();
-  shard->location = std::move(location);
+  shard->name = store_->describe(object);
+  shard->object = std::move(object);
   shards_.push_back(std::move(shard));
 }
 
 std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
+                                             std::shared_ptr<Store> store,
                                              const CheckpointOptions& options) {
-  std::shared_ptr<Checkpoint> cp(new Checkpoint(describe(source), options, source));
-  if (const auto* file = std::get_if<FileSource>(&source.location)) {
+  std::shared_ptr<Checkpoint> cp(
+      new Checkpoint(describe(source), std::move(store), options, source));
+  if (const auto* file = std::get_if<FileSource>(&source.location))
     cp->only_tensor_ = file->tensor_name;
-    CheckpointFiles files = resolve_checkpoint_files(file->path, options.limits);
-    cp->weight_map_ = std::move(files.weight_map);
-    cp->index_metadata_ = std::move(files.metadata);
-    cp->ignored_ = std::move(files.ignored);
-    const FileOpenOptions opts = file_open_options(options.read_mode);
-    for (auto& path : files.shards)
-      cp->add_shard({path.string(), [path, opts] {
-                       auto folder = path.parent_path();
-                       return ShardInput{open_file_source(path, opts),
-                                         make_folder_opener(folder.empty() ? "." : folder, opts),
-                                         path};
-                     }});
-  } else if (const auto* memory = std::get_if<MemorySource>(&source.location)) {
-    auto bytes = make_memory_source(memory->bytes, memory->owner, cp->description_);
-    cp->add_shard({cp->description_, [bytes] { return ShardInput{bytes, nullptr, {}}; }});
-  } else {
-    if (!options.remote)
-      throw Error(ErrorCode::unsupported, "this loader has no remote access",
-                  {.source = cp->description_});
-    RemoteShards remote =
-        resolve_remote_shards(source, options.remote, options.limits, options.read_mode);
-    cp->weight_map_ = std::move(remote.weight_map);
-    cp->index_metadata_ = std::move(remote.metadata);
-    for (auto& location : remote.shards) cp->add_shard(std::move(location));
-  }
+  CheckpointLayout layout = resolve_layout(*cp->store_, options.limits);
+  cp->weight_map_ = std::move(layout.weight_map);
+  cp->index_metadata_ = std::move(layout.metadata);
+  cp->ignored_ = std::move(layout.ignored);
+  for (auto& object : layout.shards) cp->add_shard(std::move(object));
   return cp;
 }
 
@@ -100,7 +81,7 @@ Index parse_shard_input(const ShardInput& input, const ShardParsing& how) {
 }
 
 void Checkpoint::parse_shard(Shard& shard) {
-  ShardInput input = shard.location.open();
+  ShardInput input = store_->open(shard.object);
   if (options_.shards_in_memory && input.path.empty() && !input.bytes->mapping())
     input.bytes =
         make_memory_source(input.bytes->read(0, input.bytes->size()), input.bytes->name());
@@ -109,7 +90,7 @@ void Checkpoint::parse_shard(Shard& shard) {
   shard.bytes = std::move(input.bytes);
   // In a folder of several .npy files each file's single array is named after the file
   // (numpy.save names nothing; "arr_0" for every file would collide).
-  const std::filesystem::path name = shard.location.name;
+  const std::filesystem::path name = shard.name;
   if (shards_.size() > 1 && name.extension() == ".npy" && shard.index.tensors.size() == 1)
     shard.index.tensors[0].name = name.stem().string();
   for (size_t i = 0; i < shard.index.tensors.size(); ++i)
@@ -118,7 +99,7 @@ void Checkpoint::parse_shard(Shard& shard) {
 
 std::vector<std::string> Checkpoint::shard_names() const {
   std::vector<std::string> names;
-  for (const auto& shard : shards_) names.push_back(shard->location.name);
+  for (const auto& shard : shards_) names.push_back(shard->name);
   return names;
 }
 
@@ -149,14 +130,14 @@ std::vector<const TensorEntry*> Checkpoint::entries() {
       throw Error(ErrorCode::invalid_format,
                   fmt::format("shards mix formats ({} and {})", to_string(shards_[0]->index.format),
                               to_string(shard.index.format)),
-                  {.source = shard.location.name});
+                  {.source = shard.name});
     for (const auto& e : shard.index.tensors) {
       if (only_tensor_ && e.name != *only_tensor_) continue;
       auto [it, fresh] = seen_in.emplace(e.name, i);
       if (!fresh)
         throw Error(ErrorCode::invalid_format,
                     fmt::format("tensor appears in two shards ({} and {})",
-                                shards_[it->second]->location.name, shard.location.name),
+                                shards_[it->second]->name, shard.name),
                     {.source = description_, .tensor = e.name});
       out.push_back(&e);
     }
@@ -174,22 +155,22 @@ std::vector<const TensorEntry*> Checkpoint::entries() {
 void Checkpoint::require_weight_map_matches(const std::map<std::string_view, size_t>& seen_in) {
   if (weight_map_.empty()) return;
   for (const auto& [name, shard] : seen_in) {
-    const std::string& holder = shards_[shard]->location.name;
+    const std::string& holder = shards_[shard]->name;
     auto it = weight_map_.find(name);
     if (it == weight_map_.end())
       throw Error(ErrorCode::invalid_format,
                   "a shard holds a tensor that the shard index does not name",
                   {.source = holder, .tensor = std::string(name)});
     if (it->second != shard)
-      throw Error(ErrorCode::invalid_format,
-                  fmt::format("the shard index places this tensor in {}",
-                              shards_[it->second]->location.name),
-                  {.source = holder, .tensor = std::string(name)});
+      throw Error(
+          ErrorCode::invalid_format,
+          fmt::format("the shard index places this tensor in {}", shards_[it->second]->name),
+          {.source = holder, .tensor = std::string(name)});
   }
   for (const auto& [name, shard] : weight_map_)
     if (!seen_in.contains(name))
       throw Error(ErrorCode::invalid_format, "the shard index names a shard that lacks this tensor",
-                  {.source = shards_[shard]->location.name, .tensor = name});
+                  {.source = shards_[shard]->name, .tensor = name});
 }
 
 std::pair<Checkpoint::Shard*, const TensorEntry*> Checkpoint::locate(const std::string& name) {
@@ -201,7 +182,7 @@ std::pair<Checkpoint::Shard*, const TensorEntry*> Checkpoint::locate(const std::
     Shard& shard = parsed_shard(it->second);
     if (const TensorEntry* e = find_in(shard, name)) return {&shard, e};
     throw Error(ErrorCode::invalid_format, "the shard index names a shard that lacks this tensor",
-                {.source = shards_[it->second]->location.name, .tensor = name});
+                {.source = shards_[it->second]->name, .tensor = name});
   }
   for (size_t i = 0; i < shards_.size(); ++i) {
     Shard& shard = parsed_shard(i);

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,31 +19,16 @@
 #include "ballast/metadata.hpp"
 #include "ballast/parser.hpp"
 #include "ballast/source.hpp"
+#include "io/store.hpp"
 
 namespace ballast {
 
-struct RemoteContext;
-
 struct CheckpointOptions {
-  ReadMode read_mode = ReadMode::automatic;
   Limits limits;
   bool verify_checksums = true;
-  std::shared_ptr<const RemoteContext> remote;  // for URL, Hub and S3 sources
   // Read every shard that is neither a local file nor mappable (a remote object read by
   // ranges) whole into memory when it is opened: preload with caching off.
   bool shards_in_memory = false;
-};
-
-// Where one shard's bytes come from, opened when the shard is first parsed.
-struct ShardInput {
-  std::shared_ptr<ByteSource> bytes;
-  SiblingOpener siblings;      // null when the shard has no folder
-  std::filesystem::path path;  // the local file behind `bytes`, if any
-};
-
-struct ShardLocation {
-  std::string name;  // path or redacted URL, for messages and naming .npy arrays
-  std::function<ShardInput()> open;
 };
 
 // How a shard is parsed: the source's forced format and raw layout, and the limits.
@@ -60,8 +44,9 @@ Index parse_shard_input(const ShardInput& input, const ShardParsing& how);
 
 class Checkpoint {
  public:
-  // Resolves the source to its shard files (no parsing yet, except a shard index).
-  static std::shared_ptr<Checkpoint> open(const WeightSource& source,
+  // Resolves the source, whose bytes live in `store`, to its shards (no parsing yet, except a
+  // shard index).
+  static std::shared_ptr<Checkpoint> open(const WeightSource& source, std::shared_ptr<Store> store,
                                           const CheckpointOptions& options);
 
   const std::string& description() const { return description_; }
@@ -88,7 +73,8 @@ class Checkpoint {
 
  private:
   struct Shard {
-    ShardLocation location;
+    std::string object;  // in the store
+    std::string name;    // the store's description of it, for messages and naming .npy arrays
     std::filesystem::path path;         // the local file, once parsed (empty for memory and URLs)
     std::shared_ptr<ByteSource> bytes;  // once parsed
     // Set once the shard is parsed. Not std::call_once: a parse that throws must leave the
@@ -100,8 +86,9 @@ class Checkpoint {
     std::map<std::string, size_t, std::less<>> by_name;
   };
 
-  Checkpoint(std::string description, CheckpointOptions options, const WeightSource& source);
-  void add_shard(ShardLocation location);
+  Checkpoint(std::string description, std::shared_ptr<Store> store, CheckpointOptions options,
+             const WeightSource& source);
+  void add_shard(std::string object);
   Shard& parsed_shard(size_t i);
   void parse_shard(Shard& shard);
   const TensorEntry* find_in(Shard& shard, const std::string& name);
@@ -112,6 +99,7 @@ class Checkpoint {
   [[noreturn]] void throw_no_such_tensor(const std::string& name) const;
 
   std::string description_;
+  std::shared_ptr<Store> store_;
   CheckpointOptions options_;
   ShardParsing parsing_;
   std::optional<std::string> only_tensor_;  // FileSource::tensor_name

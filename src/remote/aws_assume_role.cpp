@@ -6,6 +6,7 @@
 #include "ballast/error.hpp"
 #include "remote/aws_http.hpp"
 #include "remote/url.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 

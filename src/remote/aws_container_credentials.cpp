@@ -9,7 +9,7 @@
 #include "io/file_source.hpp"
 #include "remote/aws_http.hpp"
 #include "remote/aws_profile.hpp"
-#include "remote/url.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 namespace {

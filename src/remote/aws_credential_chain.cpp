@@ -14,7 +14,7 @@
 #include "remote/aws_imds.hpp"
 #include "remote/aws_sso.hpp"
 #include "remote/aws_web_identity.hpp"
-#include "remote/url.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 namespace {

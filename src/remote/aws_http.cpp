@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
-#include "remote/url.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 namespace {

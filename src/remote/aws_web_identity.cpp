@@ -8,6 +8,7 @@
 #include "remote/aws_assume_role.hpp"
 #include "remote/aws_http.hpp"
 #include "remote/url.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 namespace {

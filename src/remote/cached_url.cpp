@@ -3,6 +3,8 @@
 
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
 #include "remote/http_byte_source.hpp"
@@ -70,6 +72,18 @@ CachedObject fetch_cached(const RemoteContext& remote, const HttpTarget& target,
   auto stat = stat_or_cached(remote, target);
   if (auto* cached = std::get_if<CachedObject>(&stat)) return *cached;
   return fetch_version(remote, target, std::get<HttpObjectInfo>(stat), probe);
+}
+
+std::vector<std::byte> read_small_object(const RemoteContext& remote, const HttpTarget& target,
+                                         uint64_t max_bytes) {
+  if (!remote.caching) return http_get_small(*remote.http, target, max_bytes);
+  CachedObject object = fetch_cached(remote, target, [&](std::shared_ptr<ByteSource> ranged) {
+    if (ranged->size() > max_bytes)
+      throw Error(ErrorCode::limit_exceeded,
+                  fmt::format("the file is larger than the {}-byte limit", max_bytes),
+                  {.source = target.name});
+  });
+  return read_small_file(object.path, max_bytes, target.name);
 }
 
 ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode) {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "ballast/config.hpp"
-#include "loader/checkpoint.hpp"
+#include "io/store.hpp"
 #include "remote/object_probe.hpp"
 #include "remote/remote_context.hpp"
 
@@ -28,6 +28,12 @@ ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, Re
 // LazyCachedSource that downloads it into the object cache when a load wants most of it.
 ShardInput open_lazily_cached(std::shared_ptr<const RemoteContext> remote, const HttpTarget& target,
                               ReadMode read_mode);
+
+// The whole bytes of a small object (a shard index): from the object cache with caching on (so
+// a cached checkpoint loads with the server gone), else one GET. Either way an object larger
+// than `max_bytes` is refused by its stated size before its body is read.
+std::vector<std::byte> read_small_object(const RemoteContext& remote, const HttpTarget& target,
+                                         uint64_t max_bytes);
 
 // A URL as a shard, as open_lazily_cached; files beside it (ONNX external data) are cached
 // whole when opened.

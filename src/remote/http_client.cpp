@@ -13,7 +13,7 @@
 #include "ballast/error.hpp"
 #include "remote/http_parse.hpp"
 #include "remote/http_redirect.hpp"
-#include "remote/url.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 

@@ -200,25 +200,21 @@ std::shared_ptr<ByteSource> HubClient::open_ranged(const std::string& revision,
                           remote_->reads);
 }
 
-ShardLocation HubClient::shard(const std::string& revision, const std::string& path,
-                               ReadMode read_mode, ObjectProbe probe) const {
+ShardInput HubClient::open_shard(const std::string& revision, const std::string& path,
+                                 ReadMode read_mode, ObjectProbe probe) const {
   auto self = shared_from_this();
   const std::string folder =
       path.find('/') == std::string::npos ? std::string() : path.substr(0, path.rfind('/') + 1);
-  return {
-      describe(revision, path), [self, revision, path, folder, read_mode, probe] {
-        // Files beside this one (ONNX external data) come from the same repo and revision.
-        SiblingOpener siblings = [self, revision, folder, read_mode](std::string_view rel) {
-          std::string sibling =
-              folder + confined_relative_path(rel, self->describe(revision, folder));
-          return self->shard(revision, sibling, read_mode).open().bytes;
-        };
-        if (self->remote_->caching || self->settings_.offline) {
-          auto file = self->download(revision, path, std::nullopt, probe);
-          return ShardInput{open_file_source(file, file_open_options(read_mode)), siblings, file};
-        }
-        return ShardInput{self->open_ranged(revision, path), siblings, {}};
-      }};
+  // Files beside this one (ONNX external data) come from the same repo and revision.
+  SiblingOpener siblings = [self, revision, folder, read_mode](std::string_view rel) {
+    std::string sibling = folder + confined_relative_path(rel, self->describe(revision, folder));
+    return self->open_shard(revision, sibling, read_mode).bytes;
+  };
+  if (remote_->caching || settings_.offline) {
+    auto file = download(revision, path, std::nullopt, probe);
+    return ShardInput{open_file_source(file, file_open_options(read_mode)), siblings, file};
+  }
+  return ShardInput{open_ranged(revision, path), siblings, {}};
 }
 
 }  // namespace ballast

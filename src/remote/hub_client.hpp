@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "loader/checkpoint.hpp"
+#include "io/store.hpp"
 #include "remote/hub_cache.hpp"
 #include "remote/hub_settings.hpp"
 #include "remote/object_probe.hpp"
@@ -65,8 +65,8 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
                                           const std::string& path) const;
   // A shard: cached file (caching on or offline; downloaded after `probe`, when given) or
   // ranged reads (caching off).
-  ShardLocation shard(const std::string& revision, const std::string& path, ReadMode read_mode,
-                      ObjectProbe probe = {}) const;
+  ShardInput open_shard(const std::string& revision, const std::string& path, ReadMode read_mode,
+                        ObjectProbe probe = {}) const;
 
  private:
   // snapshots/<commit>/<path> of the commit `revision` names (itself, or refs/<revision>).

@@ -1,15 +1,11 @@
-// URL helpers for remote sources: redaction for messages, confined resolution of shard and
-// sibling names relative to a URL, percent-encoding, and the path part of a URL.
+// URL helpers for remote sources (redaction is util/redact_url.hpp): confined resolution of shard
+// and sibling names relative to a URL, percent-encoding, and the path part of a URL.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 namespace ballast {
-
-// The URL without user information and without its query (which may carry a signature or a
-// token), for error messages and logs: "https://host/a/b?<redacted>".
-std::string redact_url(std::string_view url);
 
 // The path of `url` without query or fragment ("/a/b.safetensors").
 std::string url_path(std::string_view url);
