@@ -101,7 +101,7 @@ nb::dict capabilities_dict(const WeightLoaderCapabilities& c) {
 
 class PyLoader {
  public:
-  explicit PyLoader(const nb::dict& options) : loader_(create_weight_loader(to_config(options))) {}
+  explicit PyLoader(const nb::dict& options) : loader_(make_weight_loader(to_config(options))) {}
   PyLoader(const PyLoader&) = delete;
   PyLoader& operator=(const PyLoader&) = delete;
   // The loader's threads may be waiting for the GIL (a progress callback): let it go.
