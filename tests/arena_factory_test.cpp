@@ -1,4 +1,4 @@
-// arena_tensor_factory: a load places every host tensor inside the caller's block, aligned and
+// make_arena_tensor_factory: a load places every host tensor inside the caller's block, aligned and
 // without overlaps, with the same bytes as an ordinary load; a block too small fails with
 // limit_exceeded naming the tensor; the block's owner lives as long as the tensors do.
 #include <gtest/gtest.h>
@@ -40,11 +40,11 @@ TEST(ArenaFactory, TensorsLandInTheBlockAlignedDisjointAndExact) {
   TempDir dir;
   const auto path = dir / "m.safetensors";
   write_file(path, checkpoint_bytes());
-  const auto expected = create_weight_loader()->load_checkpoint(WeightSource::file(path));
+  const auto expected = make_weight_loader()->load_checkpoint(WeightSource::file(path));
   for (ReadMode mode : {ReadMode::read, ReadMode::direct, ReadMode::mmap}) {
     std::vector<std::byte> block(1 << 20);
     const uint64_t begin = address(block.data()), end = begin + block.size();
-    auto loader = create_weight_loader(config_with(arena_tensor_factory(block), mode));
+    auto loader = make_weight_loader(config_with(make_arena_tensor_factory(block), mode));
     const auto loaded = loader->load_checkpoint(WeightSource::file(path));
     ASSERT_EQ(loaded.size(), expected.size());
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
@@ -71,7 +71,7 @@ TEST(ArenaFactory, ABlockTooSmallFailsNamingTheTensor) {
   const auto path = dir / "m.safetensors";
   write_file(path, checkpoint_bytes());
   std::vector<std::byte> block(4096);
-  auto loader = create_weight_loader(config_with(arena_tensor_factory(block), ReadMode::read));
+  auto loader = make_weight_loader(config_with(make_arena_tensor_factory(block), ReadMode::read));
   try {
     loader->load_checkpoint(WeightSource::file(path));
     FAIL() << "40 tensors fitted in 4 KiB";
@@ -88,11 +88,11 @@ TEST(ArenaFactory, TheOwnerLivesAsLongAsTheTensors) {
   write_file(path, checkpoint_bytes());
   auto block = std::make_shared<std::vector<std::byte>>(1 << 20);
   std::weak_ptr<std::vector<std::byte>> watch = block;
-  auto arena = arena_tensor_factory(*block, block);
+  auto arena = make_arena_tensor_factory(*block, block);
   block.reset();
   std::map<std::string, TensorRef> loaded;
   {
-    auto loader = create_weight_loader(config_with(std::move(arena), ReadMode::read));
+    auto loader = make_weight_loader(config_with(std::move(arena), ReadMode::read));
     loaded = loader->load_checkpoint(WeightSource::file(path));
   }
   EXPECT_FALSE(watch.expired()) << "the tensors must keep the block alive";

@@ -178,7 +178,7 @@ TEST(BatchArena, ABatchLoadPacksItsOwnedTensors) {
   for (ReadMode mode : {ReadMode::read, ReadMode::direct}) {
     WeightLoaderConfig config;
     config.read_mode = mode;
-    auto loaded = create_weight_loader(config)->load_checkpoint(WeightSource::file(path));
+    auto loaded = make_weight_loader(config)->load_checkpoint(WeightSource::file(path));
     ASSERT_EQ(loaded.size(), tensors.size());
     std::vector<const Tensor*> by_address;
     for (const auto& [name, t] : loaded) by_address.push_back(t.get());

@@ -59,7 +59,7 @@ class CacheVerify : public testing::Test {
     return c;
   }
   std::string load_a() {
-    return tensor_bytes(*create_weight_loader(config())->load_tensor(
+    return tensor_bytes(*make_weight_loader(config())->load_tensor(
         {.name = "a", .source = WeightSource::url(server_.url("files/m.safetensors"))}));
   }
   fs::path the_blob() const {
@@ -106,7 +106,7 @@ TEST_F(CacheVerify, VerifyFindsBytesThatRottedWithoutAWriteAndDeleteRemovesThem)
   EXPECT_TRUE(checks[0].removed);
   EXPECT_FALSE(fs::exists(blob));
   EXPECT_EQ(load_a(),
-            tensor_bytes(*create_weight_loader()->load_tensor(
+            tensor_bytes(*make_weight_loader()->load_tensor(
                 {.name = "a", .source = WeightSource::url(server_.url("files/m.safetensors"))})));
 }
 

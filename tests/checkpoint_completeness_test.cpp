@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 ErrorCode metadata_error(const WeightSource& source) {
-  return error_code_of([&] { create_weight_loader()->get_metadata(source); },
+  return error_code_of([&] { make_weight_loader()->get_metadata(source); },
                        "listed an incomplete checkpoint");
 }
 
@@ -31,7 +31,7 @@ fs::path sharded(const TempDir& dir, const std::string& weight_map, bool extra =
 }
 
 float first_value(const WeightSource& source, const std::string& name) {
-  return create_weight_loader()->load_tensor({.name = name, .source = source})->as<float>()[0];
+  return make_weight_loader()->load_tensor({.name = name, .source = source})->as<float>()[0];
 }
 
 TEST(CheckpointCompleteness, AMapNamingATensorItsShardLacksFailsTheListing) {
@@ -61,7 +61,7 @@ TEST(CheckpointCompleteness, AMapPlacingATensorInTheWrongShardFailsTheListing) {
 TEST(CheckpointCompleteness, AMatchingMapListsEveryTensor) {
   TempDir dir;
   const auto index = sharded(dir, R"({"a": "a.safetensors", "b": "b.safetensors"})");
-  EXPECT_EQ(create_weight_loader()->get_metadata(WeightSource::file(index)).tensors.size(), 2u);
+  EXPECT_EQ(make_weight_loader()->get_metadata(WeightSource::file(index)).tensors.size(), 2u);
 }
 
 class GgufSplitSet : public testing::Test {
@@ -80,14 +80,13 @@ class GgufSplitSet : public testing::Test {
 };
 
 TEST_F(GgufSplitSet, AFolderHoldingTheWholeSetIsOneModel) {
-  EXPECT_EQ(create_weight_loader()->get_metadata(WeightSource::file(dir_.path())).tensors.size(),
-            5u);
+  EXPECT_EQ(make_weight_loader()->get_metadata(WeightSource::file(dir_.path())).tensors.size(), 5u);
 }
 
 TEST_F(GgufSplitSet, AFolderWithShardsMissingIsNotFoundNamingThem) {
   fs::remove(shard(3));
   try {
-    create_weight_loader()->get_metadata(WeightSource::file(dir_.path()));
+    make_weight_loader()->get_metadata(WeightSource::file(dir_.path()));
     ADD_FAILURE() << "listed an incomplete split set";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::not_found);

@@ -38,7 +38,7 @@ TEST(CliMessages, AWrongTensorNameListsTheClosestNames) {
                         {"model.layers.0.mlp.down_proj.weight", "F32", {1}, f32_bytes({3})},
                         {"model.layers.0.self_attn.q_proj.weight", "F32", {1}, f32_bytes({4})},
                         {"lm_head.weight", "F32", {1}, f32_bytes({5})}}));
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto load = [&](const std::string& name) {
     return message_of(
         [&] { loader->load_tensor({.name = name, .source = WeightSource::file(path)}); });
@@ -74,7 +74,7 @@ TEST(CliMessages, ClosestNamesOnAHugeCheckpoint) {
   TempDir dir;
   write_file(dir / "m.safetensors", safetensors_file(tensors));
   const std::string message = message_of([&] {
-    create_weight_loader()->load_tensor(
+    make_weight_loader()->load_tensor(
         {.name = "model.layers.12345.W", .source = WeightSource::file(dir / "m.safetensors")});
   });
   EXPECT_TRUE(message.starts_with("no such tensor; closest: 'model.layers.12345.w'")) << message;

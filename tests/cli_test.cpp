@@ -72,9 +72,9 @@ TEST_F(Cli, HashSelectsTensorsAndCasts) {
   auto tensors = nlohmann::json::parse(r.out)["tensors"];
   EXPECT_EQ(tensors.size(), 2u);
   EXPECT_EQ(tensors["layers.1.w"]["dtype"], "f16");
-  auto api = create_weight_loader()->load_tensor(TensorSpec{.name = "layers.1.w",
-                                                            .source = WeightSource::file(path_),
-                                                            .transformations = {Cast{DType::f16}}});
+  auto api = make_weight_loader()->load_tensor(TensorSpec{.name = "layers.1.w",
+                                                          .source = WeightSource::file(path_),
+                                                          .transformations = {Cast{DType::f16}}});
   EXPECT_EQ(tensors["layers.1.w"]["sha256"], sha256_hex(*api));
   auto text = ballast("hash --tensor norm " + shell_quote(path_));
   EXPECT_NE(text.out.find("  norm  f32  [1]"), std::string::npos) << text.out;

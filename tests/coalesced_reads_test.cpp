@@ -89,7 +89,7 @@ class CoalescedLoad : public testing::Test {
   // GET requests since the metadata was read.
   size_t gets_for(const std::function<std::vector<TensorRef>(WeightLoader&)>& load,
                   std::vector<TensorRef>& out) {
-    auto loader = create_weight_loader(remote_config());
+    auto loader = make_weight_loader(remote_config());
     loader->get_metadata(remote_);
     server().settled_body_bytes();
     server().clear_log();
@@ -102,7 +102,7 @@ class CoalescedLoad : public testing::Test {
 
   void expect_same_bytes(const std::vector<TensorRef>& got, int step) {
     auto expected =
-        create_weight_loader({.read_mode = ReadMode::read})->load_tensors(specs(local_, step));
+        make_weight_loader({.read_mode = ReadMode::read})->load_tensors(specs(local_, step));
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_TRUE(got[i]) << i;
@@ -153,13 +153,13 @@ TEST_F(CoalescedLoad, StreamingCoalescesToo) {
 
 TEST_F(CoalescedLoad, DirectModeGivesTheSameBytes) {
   WeightLoaderConfig config{.read_mode = ReadMode::direct, .num_threads = 2};
-  expect_same_bytes(create_weight_loader(config)->load_tensors(specs(local_, 2)), 2);
+  expect_same_bytes(make_weight_loader(config)->load_tensors(specs(local_, 2)), 2);
 }
 
 TEST_F(CoalescedLoad, AMissingTensorFailsTheBatchBeforeAnyRead) {
   auto all = specs(remote_);
   all.push_back({.name = "no.such.tensor", .source = remote_});
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   loader->get_metadata(remote_);
   server().settled_body_bytes();
   server().clear_log();

@@ -21,7 +21,7 @@ TEST(DefaultModel, ScriptReproducesTheBundledFile) {
 }
 
 TEST(DefaultModel, LoadsAsALlamaCheckpoint) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto meta = loader->get_metadata(WeightSource::file(kModel));
   EXPECT_EQ(meta.tensors.size(), 21u);
   EXPECT_EQ(meta.tensors.at("model.embed_tokens.weight").shape, (Shape{1024, 256}));

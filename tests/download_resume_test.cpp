@@ -71,7 +71,7 @@ class ObjectResume : public FaultServer {
   // Preloads `path` with no retries: the cut fails it and leaves a partial download.
   uint64_t interrupted_download(const std::string& path) {
     EXPECT_EQ(error_code_of(
-                  [&] { create_weight_loader(caching(0))->preload(WeightSource::url(url(path))); },
+                  [&] { make_weight_loader(caching(0))->preload(WeightSource::url(url(path))); },
                   "a broken-off download"),
               ErrorCode::network);
     auto files = cache_files(cache_.path());
@@ -93,7 +93,7 @@ TEST_F(ObjectResume, AnInterruptedDownloadResumesInTheNextLoader) {
   EXPECT_LE(partial, kCutAt);
   const uint64_t first_run = sent(path);
 
-  create_weight_loader(caching(3))->preload(WeightSource::url(url(path)));
+  make_weight_loader(caching(3))->preload(WeightSource::url(url(path)));
   const uint64_t second_run = sent(path) - first_run;
   EXPECT_GE(second_run, file.size() - partial);
   EXPECT_LE(second_run, file.size() - partial + kHeaderReads);  // the rest, and the header
@@ -115,7 +115,7 @@ TEST_F(ObjectResume, AnObjectChangedSinceTheInterruptionIsDownloadedFromZero) {
   const std::string changed = big_file(2);  // same size, new bytes: a new ETag
   write_file(dir_ / "big.safetensors", changed);
 
-  auto loader = create_weight_loader(caching(3));
+  auto loader = make_weight_loader(caching(3));
   loader->preload(WeightSource::url(url(path)));
   EXPECT_GE(sent(path) - first_run, changed.size());
   auto files = cache_files(cache_.path());

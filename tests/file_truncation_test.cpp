@@ -60,7 +60,7 @@ TEST(FileTruncation, LoaderReportsATruncatedCheckpoint) {
   TempDir dir;
   const fs::path path = dir / "m.safetensors";
   write_file(path, safetensors_file({{"a", "U8", {kBytes}, pattern()}}));
-  auto loader = create_weight_loader();  // automatic: mapped when possible, read otherwise
+  auto loader = make_weight_loader();  // automatic: mapped when possible, read otherwise
   auto source = WeightSource::file(path);
   (void)loader->get_metadata(source);  // opened and parsed at full size
   fs::resize_file(path, kBytes / 2);
@@ -89,7 +89,7 @@ TEST(FileTruncation, ABatchChecksEachFilesSizeOncePerBatch) {
   WeightLoaderConfig config;
   config.read_mode = ReadMode::mmap;
   config.num_threads = 1;  // the swapped table is not safe with other threads running loads
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   const auto source = WeightSource::file(path);
   (void)loader->get_metadata(source);
   std::vector<TensorSpec> specs;
@@ -113,7 +113,7 @@ TEST(FileTruncation, ReplacingByRenameKeepsTheOpenFileIntact) {
   write_file(path, safetensors_file({{"a", "U8", {kBytes}, bytes}}));
   WeightLoaderConfig config;
   config.read_mode = ReadMode::mmap;
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   auto t = loader->load_tensor({.name = "a", .source = WeightSource::file(path)});
   write_file(dir / "new.safetensors", "replaced");
   fs::rename(dir / "new.safetensors", path);

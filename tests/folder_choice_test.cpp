@@ -16,7 +16,7 @@ std::string one_tensor(const std::string& name, float value) {
 }
 
 WeightMetadata metadata_of(const TempDir& dir) {
-  return create_weight_loader()->get_metadata(WeightSource::file(dir.path()));
+  return make_weight_loader()->get_metadata(WeightSource::file(dir.path()));
 }
 
 std::vector<std::string> tensor_names(const WeightMetadata& meta) {
@@ -73,7 +73,7 @@ TEST(FolderChoice, TheCanonicalFileWinsOverAdaptersVariantsAndOtherFormats) {
   EXPECT_NE(reasons.at("model.fp16.safetensors").find("variant"), std::string::npos);
   EXPECT_NE(reasons.at("pytorch_model.bin").find("PyTorch"), std::string::npos);
   // The loaded value is model.safetensors', not the variant's.
-  auto w = create_weight_loader()->load_tensor(
+  auto w = make_weight_loader()->load_tensor(
       TensorSpec{.name = "w", .source = WeightSource::file(dir.path())});
   EXPECT_EQ(w->as<float>()[0], 1.0f);
 }

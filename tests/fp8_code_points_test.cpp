@@ -71,7 +71,7 @@ class Fp8CodePoints : public testing::TestWithParam<DType> {
   }
 
   TempDir dir_;
-  std::unique_ptr<WeightLoader> loader_ = create_weight_loader();
+  std::unique_ptr<WeightLoader> loader_ = make_weight_loader();
 };
 
 TEST_P(Fp8CodePoints, EveryCodeDecodesAndEncodesAsTheSpecSays) {

@@ -1,6 +1,6 @@
 // GGUF through the public API and the CLI: every gguf/ and real-world GGUF file in the golden
 // manifest gives its names, dtypes, row-major shapes, byte counts and hashes through
-// create_weight_loader() and through `ballast inspect --json` / `ballast hash --json`, f32
+// make_weight_loader() and through `ballast inspect --json` / `ballast hash --json`, f32
 // casts of f16 and block tensors give the manifest's sha256_f32, and bad files fail cleanly.
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ json run_json(const std::string& args) {
 
 TEST(GgufLoaderGolden, MetadataAndTensorsThroughTheApi) {
   BALLAST_REQUIRE_GOLDEN();
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (const json& entry : ok_entries()) {
     SCOPED_TRACE(entry["path"].get<std::string>());
     const WeightSource source = WeightSource::file(path_of(entry));
@@ -64,7 +64,7 @@ TEST(GgufLoaderGolden, MetadataAndTensorsThroughTheApi) {
 
 TEST(GgufLoaderGolden, CastToF32GivesTheDequantizedHashes) {
   BALLAST_REQUIRE_GOLDEN();
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (const json& entry : ok_entries()) {
     const WeightSource source = WeightSource::file(path_of(entry));
     for (const auto& [name, want] : entry["tensors"].items()) {
@@ -80,7 +80,7 @@ TEST(GgufLoaderGolden, CastToF32GivesTheDequantizedHashes) {
 
 TEST(GgufLoaderGolden, BadFilesFailCleanly) {
   BALLAST_REQUIRE_GOLDEN();
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   const auto code_of = [&](const char* file) {
     try {
       loader->get_metadata(WeightSource::file(*test::golden_dir() / file));

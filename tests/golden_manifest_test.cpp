@@ -62,7 +62,7 @@ void expect_metadata_value(const std::string& key, const json& expected, const j
 
 TEST_P(GoldenFile, ApiGivesManifestTensors) {
   const json& entry = golden_entry(GetParam());
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   if (entry["expect"] == "error") {
     EXPECT_THROW(
         {

@@ -66,7 +66,7 @@ TEST_F(FaultServer, CancelledLoadsLeaveNoThreadsOrFiles) {
   const size_t threads = count_entries("task"), fds = count_entries("fd");
   const auto stalled = WeightSource::url(url("stall/m.safetensors"));
   {
-    auto loader = create_weight_loader(config(0, 1));
+    auto loader = make_weight_loader(config(0, 1));
     auto awaited = loader->load_tensor_async({.name = "a", .source = stalled});
     for (int i = 0; i < 4; ++i) (void)loader->load_tensor_async({.name = "b", .source = stalled});
     (void)loader->get_metadata_async(stalled);
@@ -87,7 +87,7 @@ TEST_F(FaultServer, FlippedBytesWithRightLengthsAreDeliveredAsSent) {
   // Plain HTTP carries no checksum of a range: the bytes differ, the lengths are right. (Hub
   // files are checked against their sha256 when downloaded whole.)
   auto source = WeightSource::url(url("flip/m.safetensors"));
-  auto loader = create_weight_loader(config());
+  auto loader = make_weight_loader(config());
   try {
     auto a = loader->load_tensor({.name = "a", .source = source});
     EXPECT_NE(sha256_hex(*a), expected_["a"]);

@@ -38,7 +38,7 @@ TEST_P(GoldenOverHttp, HashesEqualTheManifest) {
     GTEST_SKIP() << "format " << format << " is not built into this library";
   WeightSource source = WeightSource::url(server().url("golden/" + GetParam()));
   apply_golden_raw_layout(entry, source);
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   expect_golden_tensors(*loader, source, entry);
 }
 
@@ -62,7 +62,7 @@ TEST(HttpSource, LazyLoadFetchesOnlyTheHeaderAndTheTensor) {
   const uint64_t header = 8 + (static_cast<uint64_t>(static_cast<unsigned char>(file[0])) |
                                static_cast<uint64_t>(static_cast<unsigned char>(file[1])) << 8);
   server().clear_log();
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto source = WeightSource::url(server().url("files/two.safetensors"));
   auto meta = loader->get_metadata(source);
   EXPECT_EQ(meta.tensors.size(), 2u);
@@ -85,11 +85,11 @@ TEST(HttpSource, LargeReadsGoOutAsConcurrentRanges) {
   auto config = remote_config();
   config.download_chunk_bytes = 256 << 10;
   config.max_concurrent_downloads = 4;
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   server().clear_log();
   auto source = WeightSource::url(server().url("files/chunks.safetensors"));
   auto a = loader->load_tensor(TensorSpec{.name = "a", .source = source});
-  auto local = create_weight_loader()->load_tensor(TensorSpec{
+  auto local = make_weight_loader()->load_tensor(TensorSpec{
       .name = "a", .source = WeightSource::file(server().files() / "chunks.safetensors")});
   EXPECT_EQ(sha256_hex(*a), sha256_hex(*local));
   size_t chunk_requests = 0;
@@ -108,7 +108,7 @@ TEST(HttpSource, ShardIndexFetchesOnlyTheShardsItNeeds) {
              R"({"metadata": {"total_size": 16}, "weight_map": {"x": "s1.safetensors",
                  "y": "./s2.safetensors"}})");
   server().clear_log();
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto source = WeightSource::url(server().url("files/sharded/model.safetensors.index.json"));
   auto y = loader->load_tensor(TensorSpec{.name = "y", .source = source});
   EXPECT_EQ(y->as<float>()[1], 4.0f);
@@ -123,7 +123,7 @@ TEST(HttpSource, ShardNamesMayNotLeaveTheIndexFolder) {
   BALLAST_REQUIRE_NGINX(server());
   write_file(server().files() / "escape/model.safetensors.index.json",
              R"({"weight_map": {"x": "../two.safetensors"}})");
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   try {
     loader->get_metadata(
         WeightSource::url(server().url("files/escape/model.safetensors.index.json")));
@@ -135,7 +135,7 @@ TEST(HttpSource, ShardNamesMayNotLeaveTheIndexFolder) {
 
 TEST(HttpSource, MissingObjectsAreNotFoundAndUnavailable) {
   BALLAST_REQUIRE_NGINX(server());
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto missing = WeightSource::url(server().url("files/nothing.safetensors"));
   EXPECT_FALSE(loader->is_available(missing));
   write_file(server().files() / "here.safetensors", two_tensor_file());
@@ -151,7 +151,7 @@ TEST(HttpSource, MissingObjectsAreNotFoundAndUnavailable) {
 TEST(HttpSource, UnreachableServerIsANetworkError) {
   auto config = remote_config();
   config.download_retries = 0;
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   try {
     loader->get_metadata(WeightSource::url("http://127.0.0.1:1/x.safetensors"));
     FAIL() << "expected an error";

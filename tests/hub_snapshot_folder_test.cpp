@@ -41,7 +41,7 @@ class HubSnapshotFolder : public testing::Test {
   ErrorCode error_of_loading(const std::string& name) {
     return error_code_of(
         [&] {
-          create_weight_loader()->load_tensor(
+          make_weight_loader()->load_tensor(
               {.name = name, .source = WeightSource::file(snapshot())});
         },
         "loaded " + name);
@@ -51,7 +51,7 @@ class HubSnapshotFolder : public testing::Test {
 };
 
 TEST_F(HubSnapshotFolder, AShardedSnapshotLoadsAsAFolder) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   const auto meta = loader->get_metadata(WeightSource::file(snapshot()));
   EXPECT_EQ(meta.tensors.size(), 2u);
   auto b = loader->load_tensor({.name = "b", .source = WeightSource::file(snapshot())});

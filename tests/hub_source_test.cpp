@@ -81,7 +81,7 @@ class HubServer : public testing::Test {
 
   std::string hash_of(const WeightSource& source, const std::string& name,
                       const WeightLoaderConfig& c) {
-    return sha256_hex(*create_weight_loader(c)->load_tensor({.name = name, .source = source}));
+    return sha256_hex(*make_weight_loader(c)->load_tensor({.name = name, .source = source}));
   }
 
   std::string local_hash(const std::string& file, const std::string& name) {
@@ -90,7 +90,7 @@ class HubServer : public testing::Test {
 
   ErrorCode error_of(const WeightSource& source, const WeightLoaderConfig& c) {
     try {
-      create_weight_loader(c)->load_tensor({.name = "w", .source = source});
+      make_weight_loader(c)->load_tensor({.name = "w", .source = source});
     } catch (const Error& e) {
       return e.code();
     }
@@ -157,7 +157,7 @@ TEST_F(HubServer, WholeRepoFetchesOnlyTheShardsItNeeds) {
   EXPECT_FALSE(gets.contains("org/sharded/model-00001-of-00002.safetensors")) << gets;
   EXPECT_TRUE(gets.contains("org/sharded/model-00002-of-00002.safetensors")) << gets;
   auto meta =
-      create_weight_loader(config())->get_metadata(WeightSource::hugging_face("org/sharded", ""));
+      make_weight_loader(config())->get_metadata(WeightSource::hugging_face("org/sharded", ""));
   EXPECT_EQ(meta.tensors.size(), 2u);
 }
 
@@ -165,7 +165,7 @@ TEST_F(HubServer, AnIndexLargerThanMaxHeaderBytesIsRefusedBeforeItIsDownloaded) 
   WeightLoaderConfig c = config();
   c.limits.max_header_bytes = 64;  // org/sharded's index is larger
   try {
-    create_weight_loader(c)->get_metadata(WeightSource::hugging_face("org/sharded", ""));
+    make_weight_loader(c)->get_metadata(WeightSource::hugging_face("org/sharded", ""));
     ADD_FAILURE() << "the index was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::limit_exceeded) << e.what();
@@ -213,7 +213,7 @@ TEST_F(HubServer, OfflineReadsTheCacheWithTheServerStopped) {
   auto repo = WeightSource::hugging_face("org/sharded", "");
   const std::string want = local_hash("org/tiny/model.safetensors", "w");
   EXPECT_EQ(hash_of(file, "w", config()), want);
-  create_weight_loader(config())->preload(repo);  // every shard into the cache
+  make_weight_loader(config())->preload(repo);  // every shard into the cache
   server_->stop();
   setenv("HF_HUB_OFFLINE", "1", 1);
   EXPECT_EQ(hash_of(file, "w", config()), want);

@@ -60,7 +60,7 @@ TEST(LoaderStress, SixteenThreadsMixedCallsGiveTheSameBytes) {
   const std::vector<Transformation> slice_cast = {Slice{0, 8, 40}, Cast{DType::f16}};
   for (ReadMode mode : {ReadMode::read, ReadMode::mmap}) {
     SCOPED_TRACE(std::string(read_mode_name(mode)));
-    auto loader = create_weight_loader({.read_mode = mode, .num_threads = 4});
+    auto loader = make_weight_loader({.read_mode = mode, .num_threads = 4});
     // Reference hashes, from the first source, plain and transformed.
     std::map<std::string, std::string> plain, transformed;
     for (const auto& n : cps.names) {

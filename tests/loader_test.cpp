@@ -34,7 +34,7 @@ std::vector<float> values(const Tensor& t) {
 }
 
 TEST_F(LoaderTest, BlockingAndAsyncFormsAgree) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto blocking = loader->load_tensor(spec("a"));
   auto async = loader->load_tensor_async(spec("a")).get();
   EXPECT_EQ(values(*blocking), (std::vector<float>{1, 2, 3, 4, 5, 6}));
@@ -49,7 +49,7 @@ TEST_F(LoaderTest, BlockingAndAsyncFormsAgree) {
 }
 
 TEST_F(LoaderTest, MetadataDescribesTheFile) {
-  auto meta = create_weight_loader()->get_metadata(WeightSource::file(path_));
+  auto meta = make_weight_loader()->get_metadata(WeightSource::file(path_));
   EXPECT_EQ(meta.format, WeightFormat::safetensors());
   EXPECT_EQ(meta.total_size_bytes, 24u + 16u + 3u);
   EXPECT_EQ(meta.dtypes, (std::set<DType>{DType::f32, DType::i8}));
@@ -58,7 +58,7 @@ TEST_F(LoaderTest, MetadataDescribesTheFile) {
 }
 
 TEST_F(LoaderTest, BatchKeepsOrderAndReportsFailures) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto tensors = loader->load_tensors({spec("c"), spec("a"), spec("b")});
   ASSERT_EQ(tensors.size(), 3u);
   EXPECT_EQ(tensors[0]->name(), "c");
@@ -75,7 +75,7 @@ TEST_F(LoaderTest, BatchKeepsOrderAndReportsFailures) {
 }
 
 TEST_F(LoaderTest, ConcurrentCallersGetExactBytes) {
-  auto loader = create_weight_loader({.num_threads = 4});
+  auto loader = make_weight_loader({.num_threads = 4});
   const std::string want_a = sha256_hex(*loader->load_tensor(spec("a")));
   const std::string want_b = sha256_hex(*loader->load_tensor(spec("b")));
   std::atomic<int> mismatches{0};
@@ -98,30 +98,30 @@ TEST_F(LoaderTest, ConcurrentCallersGetExactBytes) {
 }
 
 TEST_F(LoaderTest, AutoModeMapsAndReadModeOwnsAlignedBuffers) {
-  auto mapped = create_weight_loader({.read_mode = ReadMode::automatic})->load_tensor(spec("a"));
+  auto mapped = make_weight_loader({.read_mode = ReadMode::automatic})->load_tensor(spec("a"));
   EXPECT_TRUE(mapped->is_zero_copy());
   for (size_t alignment : {size_t{64}, size_t{4096}}) {
-    auto owned = create_weight_loader({.read_mode = ReadMode::read, .alignment = alignment})
+    auto owned = make_weight_loader({.read_mode = ReadMode::read, .alignment = alignment})
                      ->load_tensor(spec("a"));
     EXPECT_FALSE(owned->is_zero_copy());
     EXPECT_EQ(owned->storage()->kind(), StorageKind::host_buffer);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(owned->data()) % alignment, 0u);
     EXPECT_EQ(sha256_hex(*owned), sha256_hex(*mapped));
   }
-  EXPECT_THROW(create_weight_loader({.alignment = 48}), Error);
+  EXPECT_THROW(make_weight_loader({.alignment = 48}), Error);
 }
 
 TEST_F(LoaderTest, TensorsOutliveTheirLoader) {
   TensorRef t;
   {
-    auto loader = create_weight_loader();
+    auto loader = make_weight_loader();
     t = loader->load_tensor(spec("b"));
   }
   EXPECT_EQ(values(*t), (std::vector<float>{7, 8, 9, 10}));
 }
 
 TEST_F(LoaderTest, AFileRewrittenOnDiskIsParsedAnew) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   EXPECT_EQ(loader->get_metadata(WeightSource::file(path_)).tensors.size(), 3u);
   auto replacement = dir_ / "new.safetensors";
   write_file(replacement, safetensors_file({{"only", "F32", {1}, f32_bytes({42})}}));
@@ -132,7 +132,7 @@ TEST_F(LoaderTest, AFileRewrittenOnDiskIsParsedAnew) {
 }
 
 TEST_F(LoaderTest, SpecShapeAndDtypeAreChecked) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto s = spec("a");
   s.shape = {3, 2};
   try {
@@ -158,7 +158,7 @@ TEST_F(LoaderTest, SpecShapeAndDtypeAreChecked) {
 }
 
 TEST_F(LoaderTest, SingleTensorSourcesNeedNoName) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto t = loader->load_tensor(TensorSpec{.source = WeightSource::file(path_, "b")});
   EXPECT_EQ(t->name(), "b");
   auto meta = loader->get_metadata(WeightSource::file(path_, "b"));
@@ -177,7 +177,7 @@ TEST_F(LoaderTest, SingleTensorSourcesNeedNoName) {
 TEST_F(LoaderTest, MemorySourcesLoadZeroCopy) {
   std::string bytes = read_file(path_);
   auto memory = MemorySource::copy_of(std::as_bytes(std::span(bytes.data(), bytes.size())));
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto t = loader->load_tensor(TensorSpec{.name = "a", .source = WeightSource::memory(memory)});
   EXPECT_TRUE(t->is_zero_copy());
   EXPECT_EQ(values(*t), (std::vector<float>{1, 2, 3, 4, 5, 6}));
@@ -188,12 +188,12 @@ TEST_F(LoaderTest, MemorySourcesLoadZeroCopy) {
 TEST_F(LoaderTest, ContentDecidesTheFormatNotTheName) {
   auto renamed = dir_ / "weights.bin";
   std::filesystem::copy_file(path_, renamed);
-  auto meta = create_weight_loader()->get_metadata(WeightSource::file(renamed));
+  auto meta = make_weight_loader()->get_metadata(WeightSource::file(renamed));
   EXPECT_EQ(meta.format, WeightFormat::safetensors());
   auto junk = dir_ / "junk.safetensors";
   write_file(junk, "this is not a checkpoint at all");
   try {
-    create_weight_loader()->get_metadata(WeightSource::file(junk));
+    make_weight_loader()->get_metadata(WeightSource::file(junk));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_format);
@@ -211,7 +211,7 @@ TEST(ShardedCheckpoint, IndexOpensOnlyTheNeededShard) {
              R"({"metadata": {"total_size": 16}, "weight_map": {
                  "layer0.w": "model-00001-of-00002.safetensors",
                  "layer1.w": "model-00002-of-00002.safetensors"}})");
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (auto source :
        {WeightSource::file(dir / "model.safetensors.index.json"), WeightSource::file(dir.path())}) {
     auto t = loader->load_tensor(TensorSpec{.name = "layer0.w", .source = source});
@@ -228,8 +228,8 @@ TEST(ShardedCheckpoint, MetadataMergesShards) {
   write_file(
       dir / "model.safetensors.index.json",
       R"({"metadata": {"total_size": 8}, "weight_map": {"x": "a.safetensors", "y": "b.safetensors"}})");
-  auto meta = create_weight_loader()->get_metadata(
-      WeightSource::file(dir / "model.safetensors.index.json"));
+  auto meta =
+      make_weight_loader()->get_metadata(WeightSource::file(dir / "model.safetensors.index.json"));
   EXPECT_EQ(meta.tensors.size(), 2u);
   EXPECT_EQ(nlohmann::json::parse(meta.extra)["total_size"], 8);
 }
@@ -240,7 +240,7 @@ TEST(ShardedCheckpoint, IndexCannotLeaveItsFolder) {
              R"({"weight_map": {"x": "../outside.safetensors"}})");
   write_file(dir / "outside.safetensors", safetensors_file({{"x", "F32", {1}, f32_bytes({1})}}));
   try {
-    create_weight_loader()->get_metadata(
+    make_weight_loader()->get_metadata(
         WeightSource::file(dir / "m" / "model.safetensors.index.json"));
     FAIL();
   } catch (const Error& e) {
@@ -252,13 +252,13 @@ TEST(FolderCheckpoint, SafetensorsWinsOverPytorchBin) {
   TempDir dir;
   write_file(dir / "model.safetensors", safetensors_file({{"x", "F32", {1}, f32_bytes({1})}}));
   write_file(dir / "pytorch_model.bin", "not read");
-  auto meta = create_weight_loader()->get_metadata(WeightSource::file(dir.path()));
+  auto meta = make_weight_loader()->get_metadata(WeightSource::file(dir.path()));
   EXPECT_EQ(meta.format, WeightFormat::safetensors());
   EXPECT_EQ(meta.tensors.count("x"), 1u);
 }
 
 TEST(LoaderErrors, MissingFilesAndUnreachableServers) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   try {
     loader->get_metadata(WeightSource::file("/nonexistent/model.safetensors"));
     FAIL();
@@ -267,7 +267,7 @@ TEST(LoaderErrors, MissingFilesAndUnreachableServers) {
     EXPECT_EQ(e.context().source, "/nonexistent/model.safetensors");
   }
   try {  // nothing listens on port 1
-    create_weight_loader({.download_retries = 0})
+    make_weight_loader({.download_retries = 0})
         ->get_metadata(WeightSource::url("http://127.0.0.1:1/x.safetensors"));
     FAIL();
   } catch (const Error& e) {
@@ -276,7 +276,7 @@ TEST(LoaderErrors, MissingFilesAndUnreachableServers) {
   // Unsigned: without credentials S3 fails before any request (s3_source_test checks that).
   setenv("AWS_NO_SIGN_REQUEST", "true", 1);
   try {  // nothing listens on port 1
-    create_weight_loader({.download_retries = 0})
+    make_weight_loader({.download_retries = 0})
         ->get_metadata(WeightSource::s3("models", "k", "us-east-1", "http://127.0.0.1:1"));
     FAIL();
   } catch (const Error& e) {
@@ -290,7 +290,7 @@ TEST_F(LoaderTest, DevicesWithoutAFactoryAreUnsupported) {
   auto s = spec("a");
   s.device = Device::cuda(0);
   try {
-    create_weight_loader()->load_tensor(s);
+    make_weight_loader()->load_tensor(s);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported);
@@ -299,16 +299,16 @@ TEST_F(LoaderTest, DevicesWithoutAFactoryAreUnsupported) {
 }
 
 TEST(LoaderRegistry, NamedLoadersAndCapabilities) {
-  EXPECT_THROW(create_weight_loader({}, "no-such-loader"), Error);
+  EXPECT_THROW(make_weight_loader({}, "no-such-loader"), Error);
   register_weight_loader("two-threads", [](const WeightLoaderConfig& c) {
     WeightLoaderConfig copy = c;
     copy.num_threads = 2;
-    return create_weight_loader(copy);
+    return make_weight_loader(copy);
   });
   auto names = registered_weight_loaders();
   EXPECT_NE(std::find(names.begin(), names.end(), "default"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "two-threads"), names.end());
-  auto caps = create_weight_loader({}, "two-threads")->capabilities();
+  auto caps = make_weight_loader({}, "two-threads")->capabilities();
   EXPECT_TRUE(caps.supports_concurrent_loading);
   EXPECT_EQ(caps.max_tensor_size, Limits{}.max_tensor_bytes);
   EXPECT_NE(std::find(caps.formats.begin(), caps.formats.end(), WeightFormat::safetensors()),
@@ -331,7 +331,7 @@ TEST(FolderCheckpoint, NpyFilesInAFolderAreNamedAfterTheirFiles) {
       "np.save(sys.argv[1] + '/embed.npy', np.arange(6, dtype=np.float32).reshape(2, 3))\n"
       "np.save(sys.argv[1] + '/norm.npy', np.ones(3, dtype=np.float16))\n",
       {dir.path().string()});
-  auto meta = create_weight_loader()->get_metadata(WeightSource::file(dir.path()));
+  auto meta = make_weight_loader()->get_metadata(WeightSource::file(dir.path()));
   ASSERT_EQ(meta.tensors.size(), 2u);
   EXPECT_EQ(meta.tensors.at("embed").shape, (Shape{2, 3}));
   EXPECT_EQ(meta.tensors.at("norm").dtype, DType::f16);
@@ -350,7 +350,7 @@ TEST(FolderCheckpoint, AGgufSplitSetInAFolderIsOneModel) {
     const std::string name = "split-0000" + std::to_string(i) + "-of-00003.gguf";
     std::filesystem::copy_file(*golden_dir() / "gguf" / name, dir / name);
   }
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto split = loader->get_metadata(WeightSource::file(dir.path()));
   auto merged =
       loader->get_metadata(WeightSource::file(*golden_dir() / "gguf/merged_by_gguf_split.gguf"));

@@ -21,7 +21,7 @@ TEST_P(GoldenFromMemory, HashesEqualTheManifest) {
   WeightSource source =
       WeightSource::memory(MemorySource::copy_of(std::as_bytes(std::span(bytes))));
   apply_golden_raw_layout(entry, source);
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   expect_golden_tensors(*loader, source, entry);
 }
 
@@ -38,7 +38,7 @@ TEST(MemorySource, SafetensorsIsZeroCopy) {
   const std::string bytes = read_file(path);
   auto owner = std::make_shared<std::string>(bytes);
   MemorySource memory{std::as_bytes(std::span(*owner)), owner, std::nullopt};
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   const WeightSource source = WeightSource::memory(memory);
   size_t inside = 0;
   for (const auto& [name, info] : loader->get_metadata(source).tensors) {

@@ -31,7 +31,7 @@ TEST(NumpyGolden, ApiGivesManifestTensors) {
   BALLAST_REQUIRE_GOLDEN();
   auto entries = numpy_entries();
   ASSERT_GE(entries.size(), 38u);
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (const auto& entry : entries) {
     SCOPED_TRACE(entry["path"].get<std::string>());
     auto source = WeightSource::file(file_of(entry));
@@ -110,7 +110,7 @@ TEST(NumpyGolden, PicklesAreRefusedNamingPickles) {
 
 TEST(NumpyGolden, PlainNpyIsZeroCopyFortranOrderIsACopy) {
   BALLAST_REQUIRE_GOLDEN();
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto load = [&](const char* path) {
     return loader->load_tensor(
         TensorSpec{.name = "arr_0", .source = WeightSource::file(*golden_dir() / path)});

@@ -234,7 +234,7 @@ TEST(NumpyHostile, NamesThatAreNotUtf8AreReplacedInJsonAndRefusedByConvert) {
       path, npz({{.name = "\xff\xfe.npy", .data = npy(dict("'<U4'", "(2,)"), std::string(32, 'a'))},
                  {.name = "\xfd.npy", .data = kF32x6},
                  {.name = "ok.npy", .data = kF32x6}}));
-  const WeightMetadata meta = create_weight_loader()->get_metadata(WeightSource::file(path));
+  const WeightMetadata meta = make_weight_loader()->get_metadata(WeightSource::file(path));
   EXPECT_EQ(meta.tensors.count("ok"), 1u);
   const auto extra = nlohmann::json::parse(meta.extra);
   EXPECT_TRUE(extra["skipped"].contains("\xEF\xBF\xBD\xEF\xBF\xBD")) << meta.extra;

@@ -78,7 +78,7 @@ TEST(NumpyRoundTrip, EveryDtypeOrderVersionAndArchiveMatchesNumpy) {
   TempDir dir;
   json expect = json::parse(run_python(kWriter, {dir.path().string()}));
   ASSERT_GT(expect.size(), 60u);
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (auto& [file, tensors] : expect.items()) {
     SCOPED_TRACE(file);
     if (file == "mixed.npz") continue;
@@ -101,7 +101,7 @@ TEST(NumpyRoundTrip, NonTensorNpzMembersAreSkippedAndListed) {
   TempDir dir;
   run_python(kWriter, {dir.path().string()});
   auto source = WeightSource::file(dir / "mixed.npz");
-  WeightMetadata meta = create_weight_loader()->get_metadata(source);
+  WeightMetadata meta = make_weight_loader()->get_metadata(source);
   ASSERT_EQ(meta.tensors.size(), 1u);
   EXPECT_TRUE(meta.tensors.count("x"));
   json extra = json::parse(meta.extra);
@@ -120,13 +120,12 @@ TEST(NumpyRoundTrip, DeflatedMembersRespectInflateLimits) {
   config.limits.max_inflated_bytes = 256;
   auto source = WeightSource::file(dir / "compressed.npz");
   try {
-    create_weight_loader(config)->get_metadata(source);
+    make_weight_loader(config)->get_metadata(source);
     FAIL() << "a 512-byte member passed a 256-byte inflate limit";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::limit_exceeded) << e.what();
   }
-  EXPECT_NO_THROW(
-      create_weight_loader(config)->get_metadata(WeightSource::file(dir / "stored.npz")));
+  EXPECT_NO_THROW(make_weight_loader(config)->get_metadata(WeightSource::file(dir / "stored.npz")));
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ TEST_F(ObjectCacheTest, DownloadsOnceThenRevalidatesWithAHead) {
   const std::string url = publish("m.safetensors", 1);
   const std::string want = two_tensor_file(1).substr(two_tensor_file(1).size() - kTensorBytes);
   {
-    auto loader = create_weight_loader(config());
+    auto loader = make_weight_loader(config());
     auto both = loader->load_tensors({spec(url, "a"), spec(url, "b")});  // the whole file
     EXPECT_EQ(tensor_bytes(*both[1]), want);
   }
@@ -92,7 +92,7 @@ TEST_F(ObjectCacheTest, DownloadsOnceThenRevalidatesWithAHead) {
   EXPECT_EQ(read_file(blobs(cache_.path())[0]), two_tensor_file(1));
   server_.settled_body_bytes();
   server_.clear_log();
-  auto again = create_weight_loader(config());
+  auto again = make_weight_loader(config());
   EXPECT_EQ(tensor_bytes(*again->load_tensor(spec(url, "b"))), want);
   EXPECT_EQ(server_.settled_body_bytes(), 0u);
   for (const auto& r : server_.requests()) EXPECT_EQ(r.method, "HEAD") << r.uri;
@@ -101,12 +101,12 @@ TEST_F(ObjectCacheTest, DownloadsOnceThenRevalidatesWithAHead) {
 TEST_F(ObjectCacheTest, ChangedObjectIsDownloadedAgain) {
   BALLAST_REQUIRE_NGINX(server_);
   const std::string url = publish("m.safetensors", 1);
-  create_weight_loader(config())->preload(WeightSource::url(url));
+  make_weight_loader(config())->preload(WeightSource::url(url));
   publish("m.safetensors", 2);
   // nginx's ETag is the modification time and size: make sure the time moves.
   fs::last_write_time(server_.files() / "m.safetensors",
                       fs::file_time_type::clock::now() + std::chrono::seconds(5));
-  auto loader = create_weight_loader(config());
+  auto loader = make_weight_loader(config());
   loader->preload(WeightSource::url(url));
   auto tensor = loader->load_tensor(spec(url, "a"));
   EXPECT_EQ(tensor_bytes(*tensor),
@@ -120,13 +120,13 @@ TEST_F(ObjectCacheTest, CachedObjectLoadsWithTheServerGone) {
   BALLAST_REQUIRE_NGINX(*server);
   write_file(server->files() / "m.safetensors", two_tensor_file(3));
   const std::string url = server->url("files/m.safetensors");
-  create_weight_loader(config())->preload(WeightSource::url(url));
+  make_weight_loader(config())->preload(WeightSource::url(url));
   server.reset();
-  auto tensor = create_weight_loader(config())->load_tensor(spec(url, "b"));
+  auto tensor = make_weight_loader(config())->load_tensor(spec(url, "b"));
   EXPECT_EQ(tensor_bytes(*tensor),
             two_tensor_file(3).substr(two_tensor_file(3).size() - kTensorBytes));
   // Without caching there is nothing to fall back on.
-  EXPECT_THROW(create_weight_loader(config(false))->load_tensor(spec(url, "b")), Error);
+  EXPECT_THROW(make_weight_loader(config(false))->load_tensor(spec(url, "b")), Error);
 }
 
 // The cache's names are predictable (the sha256 of the URL): a symlink planted at one is never
@@ -135,7 +135,7 @@ TEST_F(ObjectCacheTest, CachedObjectLoadsWithTheServerGone) {
 TEST_F(ObjectCacheTest, PlantedSymlinksAtTheCachesNamesAreNeverFollowed) {
   BALLAST_REQUIRE_NGINX(server_);
   const std::string url = publish("m.safetensors", 4);
-  create_weight_loader(config())->preload(WeightSource::url(url));
+  make_weight_loader(config())->preload(WeightSource::url(url));
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
   const fs::path blob = blobs(cache_.path())[0];
   TempDir elsewhere;
@@ -145,7 +145,7 @@ TEST_F(ObjectCacheTest, PlantedSymlinksAtTheCachesNamesAreNeverFollowed) {
   fs::remove_all(cache_.path() / "objects");
   fs::create_directories(cache_.path() / "objects");
   fs::create_symlink(victim, blob.string() + ".incomplete");
-  auto loader = create_weight_loader(config());
+  auto loader = make_weight_loader(config());
   loader->preload(WeightSource::url(url));
   auto tensor = loader->load_tensor(spec(url, "a"));
   EXPECT_EQ(tensor_bytes(*tensor),
@@ -158,7 +158,7 @@ TEST_F(ObjectCacheTest, PlantedSymlinksAtTheCachesNamesAreNeverFollowed) {
   fs::path lock = blob;
   lock.replace_extension(".lock");
   fs::create_symlink(victim, lock);
-  EXPECT_THROW(create_weight_loader(config())->preload(WeightSource::url(url)), Error);
+  EXPECT_THROW(make_weight_loader(config())->preload(WeightSource::url(url)), Error);
   EXPECT_EQ(read_file(victim), "precious");
   EXPECT_FALSE(fs::exists(blob));
 }
@@ -169,18 +169,18 @@ TEST_F(ObjectCacheTest, SizeBoundEvictsLeastRecentlyUsedButNeverAnObjectInUse) {
   const uint64_t bound = file_bytes * 3 / 2;  // room for one object and a half
   const std::string a = publish("a.safetensors", 1), b = publish("b.safetensors", 2),
                     c = publish("c.safetensors", 3);
-  auto first = create_weight_loader(config(true, bound));
+  auto first = make_weight_loader(config(true, bound));
   first->preload(WeightSource::url(a));
   first.reset();  // a: cached, not in use
-  auto holder = create_weight_loader(config(true, bound));
+  auto holder = make_weight_loader(config(true, bound));
   holder->preload(WeightSource::url(b));  // b: in use while `holder` lives; a is evicted
   EXPECT_EQ(blobs(cache_.path()).size(), 1u);
-  auto third = create_weight_loader(config(true, bound));
+  auto third = make_weight_loader(config(true, bound));
   third->preload(WeightSource::url(c));  // over the bound, but b and c are both in use
   EXPECT_EQ(blobs(cache_.path()).size(), 2u);
   holder.reset();
   third.reset();
-  auto fourth = create_weight_loader(config(true, bound));
+  auto fourth = make_weight_loader(config(true, bound));
   fourth->preload(WeightSource::url(a));  // a again: b (least recent) and then c go
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
   EXPECT_EQ(read_file(blobs(cache_.path())[0]), two_tensor_file(1));
@@ -261,7 +261,7 @@ TEST_F(ObjectCacheTest, ANetworkFailureLeavesAPartialThatTheNextDownloadContinue
 TEST_F(ObjectCacheTest, ServerErrorsMidDownloadLeaveNoPartialBlob) {
   BALLAST_REQUIRE_NGINX(server_);
   const std::string url = server_.url("files/missing.safetensors");
-  EXPECT_THROW(create_weight_loader(config())->load_tensor(spec(url, "a")), Error);
+  EXPECT_THROW(make_weight_loader(config())->load_tensor(spec(url, "a")), Error);
   EXPECT_TRUE(blobs(cache_.path()).empty());
   EXPECT_TRUE(leftovers(cache_.path()).empty());
 }
@@ -269,7 +269,7 @@ TEST_F(ObjectCacheTest, ServerErrorsMidDownloadLeaveNoPartialBlob) {
 TEST_F(ObjectCacheTest, PreloadWithCachingOffHoldsTheObjectInMemory) {
   BALLAST_REQUIRE_NGINX(server_);
   const std::string url = publish("m.safetensors", 4);
-  auto loader = create_weight_loader(config(false));
+  auto loader = make_weight_loader(config(false));
   loader->preload(WeightSource::url(url));
   EXPECT_EQ(server_.settled_body_bytes(), two_tensor_file(4).size());
   server_.settled_body_bytes();
@@ -290,7 +290,7 @@ TEST_F(ObjectCacheTest, PreloadWithCachingOnDownloadsWithProgress) {
     std::lock_guard lock(mutex);
     seen.push_back(p);
   };
-  auto loader = create_weight_loader(c);
+  auto loader = make_weight_loader(c);
   loader->preload(WeightSource::url(url));
   ASSERT_EQ(blobs(cache_.path()).size(), 1u);
   ASSERT_GE(seen.size(), 2u);  // 1 MiB ranges: several pieces

@@ -41,7 +41,7 @@ class OnnxChecksum : public testing::Test {
 
 TEST_F(OnnxChecksum, AMatchingChecksumLoads) {
   auto source = write("good");
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto w = loader->load_tensor(TensorSpec{.name = "w", .source = source});
   EXPECT_EQ(w->as<float>()[5], 5.0f);
   EXPECT_EQ(loader->get_metadata(source).tensors.size(), 2u);
@@ -50,13 +50,13 @@ TEST_F(OnnxChecksum, AMatchingChecksumLoads) {
 TEST_F(OnnxChecksum, AMismatchFailsWithIntegrity) {
   auto source = write("bad");
   try {
-    create_weight_loader()->get_metadata(source);
+    make_weight_loader()->get_metadata(source);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::integrity) << e.what();
     EXPECT_NE(std::string(e.what()).find("weights.bin"), std::string::npos) << e.what();
   }
-  auto unchecked = create_weight_loader({.enable_integrity_checks = false});
+  auto unchecked = make_weight_loader({.enable_integrity_checks = false});
   EXPECT_EQ(unchecked->load_tensor(TensorSpec{.name = "b", .source = source})->as<float>()[0],
             1.0f);
 }

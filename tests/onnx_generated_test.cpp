@@ -126,7 +126,7 @@ class OnnxGenerated : public ::testing::Test {
 
   // Every expected tensor, and nothing else, loads with the expected dtype, shape and hash.
   void expect_model(const WeightSource& source, const WeightLoaderConfig& config = {}) {
-    auto loader = create_weight_loader(config);
+    auto loader = make_weight_loader(config);
     WeightMetadata meta = loader->get_metadata(source);
     EXPECT_EQ(meta.tensors.size(), expected_.size());
     for (const auto& [name, want] : expected_.items()) {
@@ -177,7 +177,7 @@ TEST_F(OnnxGenerated, ExternalDataNeedsAFolder) {
   const std::string bytes = test::read_file(dir_ / "ext_one/model.onnx");
   auto source = WeightSource::memory(MemorySource::copy_of(std::as_bytes(std::span(bytes))));
   try {
-    create_weight_loader()->get_metadata(source);
+    make_weight_loader()->get_metadata(source);
     FAIL() << "an in-memory model with external data must be refused";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported) << e.what();

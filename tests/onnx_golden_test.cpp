@@ -37,7 +37,7 @@ void expect_metadata(const json& expected, const json& got, const std::string& p
 
 TEST(OnnxGolden, ApiMatchesManifest) {
   BALLAST_REQUIRE_GOLDEN();
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (const auto& entry : onnx_entries()) {
     const auto path = *golden_dir() / entry["path"].get<std::string>();
     SCOPED_TRACE(path.string());
@@ -62,7 +62,7 @@ TEST(OnnxGolden, ApiMatchesManifest) {
 TEST(OnnxGolden, ConstantWeightsRecordTheirTensorProtoName) {
   BALLAST_REQUIRE_GOLDEN();
   const auto path = *golden_dir() / "real-world/silero/silero_vad_v6.onnx";
-  json extra = json::parse(create_weight_loader()->get_metadata(WeightSource::file(path)).extra);
+  json extra = json::parse(make_weight_loader()->get_metadata(WeightSource::file(path)).extra);
   const json& names = extra["__onnx__"]["tensor_names"];
   EXPECT_EQ(names["If_0_else_branch__Inline_0__encoder.0.reparam_conv.weight"],
             "encoder.0.reparam_conv.weight");

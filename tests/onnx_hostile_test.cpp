@@ -71,7 +71,7 @@ ErrorCode refusal_code(const std::filesystem::path& path) {
   WeightSource source = WeightSource::file(path);
   source.format = WeightFormat::onnx();
   try {
-    auto loader = create_weight_loader();
+    auto loader = make_weight_loader();
     WeightMetadata meta = loader->get_metadata(source);
     for (const auto& [name, info] : meta.tensors)
       loader->load_tensor(TensorSpec{.name = name, .source = source});
@@ -204,7 +204,7 @@ TEST(OnnxHostileControl, TheEncoderBuildsLoadableModels) {
       dir / "m.onnx",
       model_of_graph(nested_graph(3) +
                      bfield(5, external("e", 4, bfield(13, entry(kLoc, "data.bin"))))));
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto meta = loader->get_metadata(WeightSource::file(dir / "m.onnx"));
   ASSERT_EQ(meta.tensors.size(), 2u);
   EXPECT_EQ(meta.tensors.at("c").shape, Shape({1}));

@@ -50,7 +50,7 @@ class TorchCheckpoints : public ::testing::Test {
     SCOPED_TRACE(file);
     WeightLoaderConfig config;
     config.read_mode = mode;
-    auto loader = create_weight_loader(config);
+    auto loader = make_weight_loader(config);
     WeightMetadata meta = loader->get_metadata(source(file));
     EXPECT_EQ(meta.format, WeightFormat::pytorch());
     std::set<std::string> names;
@@ -92,7 +92,7 @@ TEST_F(TorchCheckpoints, EveryFileGivesTorchsTensorsInMmapMode) {
 TEST_F(TorchCheckpoints, ContiguousZipTensorsAreZeroCopyAndViewsAreCopied) {
   WeightLoaderConfig config;
   config.read_mode = ReadMode::mmap;
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   auto load = [&](const std::string& name) {
     return loader->load_tensor(TensorSpec{.name = name, .source = source("views_zip.pt")});
   };
@@ -103,7 +103,7 @@ TEST_F(TorchCheckpoints, ContiguousZipTensorsAreZeroCopyAndViewsAreCopied) {
 }
 
 TEST_F(TorchCheckpoints, TiedWeightsShareOneStorage) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto embed = loader->load_tensor({.name = "tied.embed", .source = source("nested_zip.pt")});
   auto head = loader->load_tensor({.name = "tied.lm_head", .source = source("nested_zip.pt")});
   EXPECT_EQ(sha256_hex(*embed), sha256_hex(*head));
@@ -111,14 +111,14 @@ TEST_F(TorchCheckpoints, TiedWeightsShareOneStorage) {
 }
 
 TEST_F(TorchCheckpoints, BareTensorIsNamedEmpty) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto t = loader->load_tensor({.source = source("bare_zip.pt")});
   EXPECT_EQ(t->shape(), (Shape{2, 3}));
   EXPECT_EQ(t->dtype(), DType::i32);
 }
 
 TEST_F(TorchCheckpoints, PickledCodeIsRefusedAndNeverRuns) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   const std::pair<const char*, const char*> refused[] = {
       {"refused_evil_zip.pt", "posix.system"},
       {"refused_evil_legacy.pt", "posix.system"},

@@ -48,7 +48,7 @@ class QuantizeErrors : public testing::Test {
   }
 
   std::vector<std::shared_ptr<std::string>> bytes_;
-  std::unique_ptr<WeightLoader> loader_ = create_weight_loader();
+  std::unique_ptr<WeightLoader> loader_ = make_weight_loader();
 };
 
 TEST_F(QuantizeErrors, BadStepsNameTheStep) {

@@ -263,7 +263,7 @@ class QuantizeReference : public testing::Test {
   }
 
   static TempDir* dir_;
-  std::unique_ptr<WeightLoader> loader_ = create_weight_loader();
+  std::unique_ptr<WeightLoader> loader_ = make_weight_loader();
 };
 
 TempDir* QuantizeReference::dir_ = nullptr;

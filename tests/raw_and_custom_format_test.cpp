@@ -18,7 +18,7 @@ TEST(RawFormat, LayoutFromTheSourceOrTheSpec) {
   WeightSource source = WeightSource::file(path);
   source.format = WeightFormat::raw();
   source.raw_layout = RawLayout{DType::f32, {2, 3}, 4};
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto meta = loader->get_metadata(source);
   ASSERT_EQ(meta.tensors.count("data"), 1u);
   EXPECT_EQ(meta.tensors["data"].shape, (Shape{2, 3}));
@@ -41,7 +41,7 @@ TEST(RawFormat, SizeMismatchSaysByHowMuch) {
   source.format = WeightFormat::raw();
   source.raw_layout = RawLayout{DType::f32, {2, 2}, 0};
   try {
-    create_weight_loader()->get_metadata(source);
+    make_weight_loader()->get_metadata(source);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::shape_mismatch);
@@ -111,7 +111,7 @@ TEST(CustomFormat, RegisteredParserLoadsThroughTheLoaderAndCli) {
   TempDir dir;
   auto path = dir / "model.toy";
   write_file(path, toy_file());
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   auto meta = loader->get_metadata(WeightSource::file(path));
   EXPECT_EQ(meta.format, WeightFormat::custom("toy"));
   EXPECT_EQ(nlohmann::json::parse(meta.extra)["toy"], true);
@@ -132,7 +132,7 @@ TEST(CustomFormat, EntriesOutsideTheFileAreRefusedWhoeverWroteTheParser) {
   bytes.resize(bytes.size() - 4);  // the parser's last tensor now runs past the end
   write_file(path, bytes);
   try {
-    create_weight_loader()->get_metadata(WeightSource::file(path));
+    make_weight_loader()->get_metadata(WeightSource::file(path));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_format);

@@ -77,7 +77,7 @@ TEST_P(RawHostile, FailsWithItsOwnCode) {
   spec.name = "data";
   spec.source = source;
   try {
-    create_weight_loader(config)->load_tensor(spec);
+    make_weight_loader(config)->load_tensor(spec);
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), h.code) << e.what();

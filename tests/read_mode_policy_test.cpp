@@ -37,14 +37,13 @@ TEST(ReadModePolicy, AutomaticMapsCachedFilesAndReadsEvictedOnes) {
   std::vector<float> values(256 * 1024, 1.5f);
   write_file(path, safetensors_file({{"w", "F32", {256, 1024}, f32_bytes(values)}}));
   const TensorSpec spec{.name = "w", .source = WeightSource::file(path)};
-  EXPECT_TRUE(create_weight_loader()->load_tensor(spec)->is_zero_copy());
+  EXPECT_TRUE(make_weight_loader()->load_tensor(spec)->is_zero_copy());
   if (!evict(path)) GTEST_SKIP() << "this file system keeps the pages resident";
-  auto cold = create_weight_loader()->load_tensor(spec);
+  auto cold = make_weight_loader()->load_tensor(spec);
   EXPECT_FALSE(cold->is_zero_copy());
   EXPECT_EQ(cold->as<float>()[1000], 1.5f);
   ASSERT_TRUE(evict(path));
-  EXPECT_TRUE(
-      create_weight_loader({.read_mode = ReadMode::mmap})->load_tensor(spec)->is_zero_copy());
+  EXPECT_TRUE(make_weight_loader({.read_mode = ReadMode::mmap})->load_tensor(spec)->is_zero_copy());
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ TEST_F(UrlReads, MetadataAndInspectReadOnlyTheHeader) {
   const std::string url = server_.url("files/big.safetensors");
   served();
   auto meta =
-      create_weight_loader(caching_config(cache_.path()))->get_metadata(WeightSource::url(url));
+      make_weight_loader(caching_config(cache_.path()))->get_metadata(WeightSource::url(url));
   EXPECT_EQ(meta.tensors.size(), kTensors);
   EXPECT_LT(served(), kHeaderReads);
   EXPECT_FALSE(holds_a_shard(cache_.path()));
@@ -143,7 +143,7 @@ TEST_F(UrlReads, AnIndexFetchesOnlyEachShardsHeader) {
   const std::string index = server_.url("files/sharded/model.safetensors.index.json");
   served();
   auto meta =
-      create_weight_loader(caching_config(cache_.path()))->get_metadata(WeightSource::url(index));
+      make_weight_loader(caching_config(cache_.path()))->get_metadata(WeightSource::url(index));
   EXPECT_EQ(meta.tensors.size(), kTensors);
   const uint64_t index_bytes =
       fs::file_size(server_.files() / "sharded/model.safetensors.index.json");
@@ -156,7 +156,7 @@ TEST_F(UrlReads, AFewTensorsAreReadByRangesAndAWholeLoadFillsTheCache) {
   served();
   uint64_t few = 0;
   {
-    auto loader = create_weight_loader(caching_config(cache_.path()));
+    auto loader = make_weight_loader(caching_config(cache_.path()));
     loader->load_tensors(specs_of(source, 3, 2));  // 8 of 64 MiB
     few = served();
     EXPECT_GE(few, 2 * kTensorBytes);
@@ -171,7 +171,7 @@ TEST_F(UrlReads, AFewTensorsAreReadByRangesAndAWholeLoadFillsTheCache) {
   EXPECT_EQ(few + served(), file_bytes + 2 * kTensorBytes);
   EXPECT_TRUE(holds_a_shard(cache_.path()));
   // Later loaders answer from the blob: a HEAD, no body.
-  auto again = create_weight_loader(caching_config(cache_.path()));
+  auto again = make_weight_loader(caching_config(cache_.path()));
   EXPECT_EQ(again->get_metadata(source).tensors.size(), kTensors);
   again->load_tensors(specs_of(source, 0, 2));
   EXPECT_EQ(served(), 0u);
@@ -179,7 +179,7 @@ TEST_F(UrlReads, AFewTensorsAreReadByRangesAndAWholeLoadFillsTheCache) {
 
 TEST_F(UrlReads, PreloadDownloadsAnIndexsShardsIntoTheCache) {
   const auto index = WeightSource::url(server_.url("files/sharded/model.safetensors.index.json"));
-  create_weight_loader(caching_config(cache_.path()))->preload(index);
+  make_weight_loader(caching_config(cache_.path()))->preload(index);
   uint64_t blobs = 0;
   for (const auto& [name, size] : files_under(cache_.path())) blobs += size >= kTensorBytes;
   EXPECT_EQ(blobs, 4u);
@@ -224,7 +224,7 @@ class HubReads : public testing::Test {
 };
 
 TEST_F(HubReads, MetadataInspectAndIndexesReadOnlyHeaders) {
-  auto loader = create_weight_loader(caching_config(objects_.path()));
+  auto loader = make_weight_loader(caching_config(objects_.path()));
   const auto file = WeightSource::hugging_face("org/big", "model.safetensors");
   EXPECT_EQ(loader->get_metadata(file).tensors.size(), kTensors);
   EXPECT_LT(cdn_bytes(), kHeaderReads);
@@ -243,14 +243,14 @@ TEST_F(HubReads, MetadataInspectAndIndexesReadOnlyHeaders) {
 
 TEST_F(HubReads, AFewTensorsAreReadByRangesAndPreloadFillsTheCache) {
   const auto file = WeightSource::hugging_face("org/big", "model.safetensors");
-  auto loader = create_weight_loader(caching_config(objects_.path()));
+  auto loader = make_weight_loader(caching_config(objects_.path()));
   loader->load_tensors(specs_of(file, 0, 2));
   EXPECT_LT(cdn_bytes(), 2 * kTensorBytes + kHeaderReads);
   EXPECT_FALSE(holds_a_shard(home_ / "hub"));
-  create_weight_loader(caching_config(objects_.path()))->preload(file);
+  make_weight_loader(caching_config(objects_.path()))->preload(file);
   EXPECT_TRUE(holds_a_shard(home_ / "hub"));
   const uint64_t before = cdn_bytes();
-  auto meta = create_weight_loader(caching_config(objects_.path()))->get_metadata(file);
+  auto meta = make_weight_loader(caching_config(objects_.path()))->get_metadata(file);
   EXPECT_EQ(meta.tensors.size(), kTensors);
   EXPECT_EQ(cdn_bytes(), before);  // a commit's cached file: from the cache
 }
@@ -271,7 +271,7 @@ TEST(S3Reads, MetadataAndIndexesReadOnlyHeaders) {
     return WeightSource::s3("public", key, S3Server::kRegion, s3().endpoint());
   };
   s3().clear_log();
-  auto loader = create_weight_loader(c);
+  auto loader = make_weight_loader(c);
   EXPECT_EQ(loader->get_metadata(s3_source("reads/big.safetensors")).tensors.size(), kTensors);
   EXPECT_LT(s3().get_bytes(), kHeaderReads);
   EXPECT_EQ(

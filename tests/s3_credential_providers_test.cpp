@@ -94,7 +94,7 @@ class S3CredentialProvidersTest : public testing::Test {
 
   // Loads the tensor: a HEAD-less ranged load, every request signed.
   std::string load() {
-    auto loader = create_weight_loader(remote_config());
+    auto loader = make_weight_loader(remote_config());
     auto x = loader->load_tensor(
         TensorSpec{.name = "x", .source = WeightSource::s3("models", "creds.safetensors")});
     return std::string(reinterpret_cast<const char*>(x->bytes().data()), 4);

@@ -70,7 +70,7 @@ class S3SourceTest : public testing::Test {
   }
 
   std::string hash_of(const WeightSource& source, const std::string& name) {
-    auto loader = create_weight_loader(remote_config());
+    auto loader = make_weight_loader(remote_config());
     return sha256_hex(*loader->load_tensor(TensorSpec{.name = name, .source = source}));
   }
 
@@ -83,7 +83,7 @@ class S3SourceTest : public testing::Test {
 TEST_F(S3SourceTest, GoldenFilesHashAsTheManifestSays) {
   BALLAST_REQUIRE_GOLDEN();
   server().upload("golden", *golden_dir(), "");
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   for (const json& entry : golden_manifest()["files"]) {
     const std::string path = entry["path"], format = entry["format"];
     SCOPED_TRACE(path);
@@ -100,13 +100,13 @@ TEST_F(S3SourceTest, MetadataEqualsTheLocalFilesAndSlicesFetchOnlyTheirRows) {
   server().put("models", "dir/sliced model.safetensors", file);
   TempDir local;
   write_file(local / "m.safetensors", file);
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   const auto source = WeightSource::s3("models", "dir/sliced model.safetensors");
   EXPECT_TRUE(loader->is_available(source));
   server().clear_log();
   WeightMetadata meta = loader->get_metadata(source);
   WeightMetadata want =
-      create_weight_loader()->get_metadata(WeightSource::file(local / "m.safetensors"));
+      make_weight_loader()->get_metadata(WeightSource::file(local / "m.safetensors"));
   EXPECT_EQ(meta.tensors.size(), want.tensors.size());
   for (const auto& [name, info] : want.tensors) {
     EXPECT_EQ(meta.tensors.at(name).shape, info.shape) << name;
@@ -136,11 +136,11 @@ TEST_F(S3SourceTest, WithCachingObjectsAreDownloadedOnceIntoTheObjectCache) {
   const auto source = WeightSource::s3("models", "cached.safetensors");
   server().clear_log();
   const std::string first = sha256_hex(
-      *create_weight_loader(config)->load_tensor(TensorSpec{.name = "w", .source = source}));
+      *make_weight_loader(config)->load_tensor(TensorSpec{.name = "w", .source = source}));
   EXPECT_EQ(server().get_bytes(), file.size());  // the whole object, once
   server().clear_log();
   const std::string again = sha256_hex(
-      *create_weight_loader(config)->load_tensor(TensorSpec{.name = "w", .source = source}));
+      *make_weight_loader(config)->load_tensor(TensorSpec{.name = "w", .source = source}));
   EXPECT_EQ(again, first);
   for (const auto& r : server().requests()) EXPECT_EQ(r["method"], "HEAD") << r.dump();
   size_t blobs = 0;
@@ -180,7 +180,7 @@ TEST_F(S3SourceTest, ShardIndexResolvesShardsBesideIt) {
                R"({"metadata": {"total_size": 16}, "weight_map": {"x": "s1.safetensors",
                    "y": "./s2.safetensors"}})");
   server().clear_log();
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto source = WeightSource::s3("models", "sharded/model.safetensors.index.json");
   auto y = loader->load_tensor(TensorSpec{.name = "y", .source = source});
   EXPECT_EQ(y->as<float>()[1], 4.0f);
@@ -201,7 +201,7 @@ TEST_F(S3SourceTest, WithCachingTheShardIndexIsCachedToo) {
   config.enable_caching = true;
   config.cache_dir = cache.path();
   const auto source = WeightSource::s3("models", "cached-sharded/model.safetensors.index.json");
-  auto x = create_weight_loader(config)->load_tensor(TensorSpec{.name = "x", .source = source});
+  auto x = make_weight_loader(config)->load_tensor(TensorSpec{.name = "x", .source = source});
   EXPECT_EQ(x->as<float>()[1], 2.0f);
   size_t blobs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(cache / "objects"))
@@ -209,7 +209,7 @@ TEST_F(S3SourceTest, WithCachingTheShardIndexIsCachedToo) {
   EXPECT_EQ(blobs, 2u) << "the index and its shard";
   // A second loader sends only HEADs: the index body comes from the cache as well.
   server().clear_log();
-  x = create_weight_loader(config)->load_tensor(TensorSpec{.name = "x", .source = source});
+  x = make_weight_loader(config)->load_tensor(TensorSpec{.name = "x", .source = source});
   EXPECT_EQ(x->as<float>()[0], 1.0f);
   for (const auto& r : server().requests()) EXPECT_EQ(r["method"], "HEAD") << r.dump();
 }
@@ -218,7 +218,7 @@ TEST_F(S3SourceTest, AWrongSecretIsAnAuthErrorWithoutTheSecret) {
   server().put("models", "auth.safetensors", safetensors_file({{"x", "U8", {4}, "abcd"}}));
   const std::string wrong = "not-the-right-secret-1234";
   setenv("AWS_SECRET_ACCESS_KEY", wrong.c_str(), 1);
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto source = WeightSource::s3("models", "auth.safetensors");
   Error e = error_of([&] { loader->get_metadata(source); });
   EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
@@ -233,13 +233,13 @@ TEST_F(S3SourceTest, AWrongSecretIsAnAuthErrorWithoutTheSecret) {
   EXPECT_EQ(error_of([&] { loader->is_available(source); }).code(), ErrorCode::auth);
   setenv("AWS_ACCESS_KEY_ID", "AKIDNOBODY", 1);
   // A new loader: a loader resolves the settings once per checkpoint it opens.
-  e = error_of([&] { create_weight_loader(remote_config())->get_metadata(source); });
+  e = error_of([&] { make_weight_loader(remote_config())->get_metadata(source); });
   EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
   EXPECT_NE(std::string(e.what()).find("InvalidAccessKeyId"), std::string::npos) << e.what();
 }
 
 TEST_F(S3SourceTest, AMissingKeyIsNotFoundWithNoSuchKey) {
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   server().put("models", "present.safetensors", safetensors_file({{"x", "U8", {4}, "abcd"}}));
   EXPECT_TRUE(loader->is_available(WeightSource::s3("models", "present.safetensors")));
   auto missing = WeightSource::s3("models", "absent.safetensors");
@@ -303,7 +303,7 @@ TEST_F(S3SourceTest, WithoutCredentialsOnlyAskedForUnsignedRequestsAreSent) {
   unsetenv("AWS_SECRET_ACCESS_KEY");
   const auto open_source = WeightSource::s3("public", "open.safetensors");
   server().clear_log();
-  Error e = error_of([&] { create_weight_loader(remote_config())->get_metadata(open_source); });
+  Error e = error_of([&] { make_weight_loader(remote_config())->get_metadata(open_source); });
   EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
   for (const char* named :
        {"no AWS credentials found", "AWS_ACCESS_KEY_ID", "credentials",
@@ -313,7 +313,7 @@ TEST_F(S3SourceTest, WithoutCredentialsOnlyAskedForUnsignedRequestsAreSent) {
     EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << named << ": " << e.what();
   EXPECT_TRUE(server().requests().empty()) << "nothing is sent without credentials";
   setenv("AWS_NO_SIGN_REQUEST", "true", 1);
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto open = loader->load_tensor(TensorSpec{.name = "x", .source = open_source});
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(open->bytes().data()), 4), "open");
   e = error_of([&] { loader->get_metadata(WeightSource::s3("models", "closed.safetensors")); });
@@ -334,7 +334,7 @@ TEST_F(S3SourceTest, TheSourcesEndpointAndRegionWinOverTheEnvironment) {
   server().put("models", "own.safetensors", safetensors_file({{"x", "U8", {4}, "mine"}}));
   setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1", 1);
   setenv("AWS_REGION", "eu-west-1", 1);
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto x = loader->load_tensor(TensorSpec{
       .name = "x",
       .source =
@@ -350,7 +350,7 @@ TEST_F(S3SourceTest, VirtualHostedRequestsAreSignedForTheBucketsHost) {
   setenv("AWS_ENDPOINT_URL", endpoint.c_str(), 1);
   setenv("BALLAST_S3_ADDRESSING_STYLE", "virtual", 1);
   server().clear_log();
-  auto loader = create_weight_loader(remote_config());
+  auto loader = make_weight_loader(remote_config());
   auto x = loader->load_tensor(
       TensorSpec{.name = "x", .source = WeightSource::s3("models", "vhost/model.safetensors")});
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(x->bytes().data()), 4), "host");
@@ -363,7 +363,7 @@ TEST_F(S3SourceTest, VirtualHostedRequestsAreSignedForTheBucketsHost) {
 }
 
 TEST_F(S3SourceTest, CapabilitiesListS3) {
-  auto caps = create_weight_loader()->capabilities();
+  auto caps = make_weight_loader()->capabilities();
   EXPECT_NE(std::find(caps.sources.begin(), caps.sources.end(), "s3"), caps.sources.end());
 }
 

@@ -103,7 +103,7 @@ TEST_P(SafetensorsCorruption, FailsWithItsOwnCode) {
   TempDir dir;
   auto path = dir / "bad.safetensors";
   write_file(path, GetParam().bytes);
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   try {
     loader->get_metadata(WeightSource::file(path));
     FAIL() << "accepted a corrupt file";
@@ -124,7 +124,7 @@ TEST(SafetensorsCorruption, ErrorNamesTensorAndOffset) {
   auto path = dir / "bad.safetensors";
   write_file(path, header(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})"));
   try {
-    create_weight_loader()->get_metadata(WeightSource::file(path));
+    make_weight_loader()->get_metadata(WeightSource::file(path));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.context().tensor, "w");
@@ -138,7 +138,7 @@ TEST(SafetensorsCorruption, SyntaxErrorWinsOverAnEarlierContentProblem) {
   auto path = dir / "bad.safetensors";
   write_file(path, safetensors_bytes(R"({"a":5,"b":{"dtype":)", ""));
   try {
-    create_weight_loader()->get_metadata(WeightSource::file(path));
+    make_weight_loader()->get_metadata(WeightSource::file(path));
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("not valid JSON"), std::string::npos) << e.what();
@@ -155,7 +155,7 @@ TEST(SafetensorsCorruption, UnknownFieldsAreSkipped) {
       path,
       header(
           R"({"a":{"extra":{"x":[1,{"y":[2,[3]]}]},"dtype":"U8","shape":[9],"shape":[2,8],"data_offsets":[0,16],"note":"n"},"__metadata__":{"k":"v","j":"w"}})"));
-  const WeightMetadata meta = create_weight_loader()->get_metadata(WeightSource::file(path));
+  const WeightMetadata meta = make_weight_loader()->get_metadata(WeightSource::file(path));
   ASSERT_EQ(meta.tensors.size(), 1u);
   EXPECT_EQ(meta.tensors.at("a").shape, (Shape{2, 8}));
   EXPECT_EQ(nlohmann::json::parse(meta.extra), nlohmann::json({{"j", "w"}, {"k", "v"}}));
@@ -166,7 +166,7 @@ TEST(SafetensorsCorruption, EveryTruncationFailsCleanly) {
       {{"a", "F32", {2, 2}, f32_bytes({1, 2, 3, 4})}, {"b", "F16", {2}, std::string(4, '\1')}},
       nlohmann::json{{"k", "v"}});
   TempDir dir;
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (size_t cut = 0; cut < valid.size(); ++cut) {
     auto path = dir / ("cut" + std::to_string(cut) + ".safetensors");
     write_file(path, valid.substr(0, cut));

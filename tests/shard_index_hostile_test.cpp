@@ -101,7 +101,7 @@ TEST_P(ShardIndexHostile, FailsWithItsOwnCode) {
   WeightLoaderConfig config;
   config.limits = h.limits;
   try {
-    auto loader = create_weight_loader(config);
+    auto loader = make_weight_loader(config);
     auto meta = loader->get_metadata(WeightSource::file(index));
     loader->load_tensor({.name = "x", .source = WeightSource::file(index)});
     FAIL() << "accepted";

@@ -14,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 ErrorCode error_of_metadata(const WeightSource& source) {
-  return error_code_of([&] { create_weight_loader()->get_metadata(source); },
+  return error_code_of([&] { make_weight_loader()->get_metadata(source); },
                        "a special file was read");
 }
 

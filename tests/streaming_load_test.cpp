@@ -45,11 +45,11 @@ class StreamingLoadTest : public testing::Test {
 
 TEST_F(StreamingLoadTest, EveryReadModeGivesTheSameTensors) {
   const std::string want =
-      sha256_hex(*create_weight_loader()->load_tensor({.name = "big.weight", .source = source()}));
+      sha256_hex(*make_weight_loader()->load_tensor({.name = "big.weight", .source = source()}));
   for (ReadMode mode : kModes) {
     SCOPED_TRACE(std::string(read_mode_name(mode)));
     auto loader =
-        create_weight_loader({.read_mode = mode, .num_threads = 2, .read_chunk_bytes = 1 << 20});
+        make_weight_loader({.read_mode = mode, .num_threads = 2, .read_chunk_bytes = 1 << 20});
     auto t = loader->load_tensor({.name = "big.weight", .source = source()});
     EXPECT_EQ(sha256_hex(*t), want);
     EXPECT_EQ(t->is_zero_copy(), mode == ReadMode::automatic || mode == ReadMode::mmap);
@@ -59,7 +59,7 @@ TEST_F(StreamingLoadTest, EveryReadModeGivesTheSameTensors) {
 }
 
 TEST_F(StreamingLoadTest, CastsAndTransposesAgreeAcrossModesAndBudgets) {
-  auto reference = create_weight_loader({.read_mode = ReadMode::mmap});
+  auto reference = make_weight_loader({.read_mode = ReadMode::mmap});
   const TensorSpec cast{
       .name = "big.weight", .source = source(), .transformations = {Cast{DType::bf16}}};
   const TensorSpec transposed{
@@ -69,10 +69,10 @@ TEST_F(StreamingLoadTest, CastsAndTransposesAgreeAcrossModesAndBudgets) {
   for (ReadMode mode : kModes)
     for (uint64_t staging : {uint64_t{8192}, uint64_t{64} << 20}) {
       SCOPED_TRACE(testing::Message() << read_mode_name(mode) << " staging " << staging);
-      auto loader = create_weight_loader({.read_mode = mode,
-                                          .num_threads = 2,
-                                          .read_chunk_bytes = 1 << 20,
-                                          .max_staging_bytes = staging});
+      auto loader = make_weight_loader({.read_mode = mode,
+                                        .num_threads = 2,
+                                        .read_chunk_bytes = 1 << 20,
+                                        .max_staging_bytes = staging});
       EXPECT_EQ(sha256_hex(*loader->load_tensor(cast)), want_cast);
       EXPECT_EQ(sha256_hex(*loader->load_tensor(transposed)), want_transposed);
     }
@@ -80,25 +80,25 @@ TEST_F(StreamingLoadTest, CastsAndTransposesAgreeAcrossModesAndBudgets) {
 
 TEST_F(StreamingLoadTest, OwnedBuffersHonourTheAlignment) {
   for (size_t alignment : {16u, 64u, 512u, 4096u}) {
-    auto loader = create_weight_loader({.read_mode = ReadMode::read, .alignment = alignment});
+    auto loader = make_weight_loader({.read_mode = ReadMode::read, .alignment = alignment});
     for (const char* name : {"big.weight", "layers.3.norm"}) {
       auto t = loader->load_tensor({.name = name, .source = source()});
       EXPECT_EQ(reinterpret_cast<uintptr_t>(t->data()) % alignment, 0u) << name << " " << alignment;
     }
   }
   for (size_t bad : {8u, 48u, 8192u})
-    EXPECT_THROW(create_weight_loader({.alignment = bad}), Error) << bad;
+    EXPECT_THROW(make_weight_loader({.alignment = bad}), Error) << bad;
 }
 
 TEST_F(StreamingLoadTest, RefusesBudgetsTooSmallForItsThreads) {
-  EXPECT_THROW(create_weight_loader({.num_threads = 4, .max_staging_bytes = 4096}), Error);
-  EXPECT_THROW(create_weight_loader({.read_chunk_bytes = 0}), Error);
-  EXPECT_NO_THROW(create_weight_loader({.num_threads = 1, .max_staging_bytes = 4096}));
+  EXPECT_THROW(make_weight_loader({.num_threads = 4, .max_staging_bytes = 4096}), Error);
+  EXPECT_THROW(make_weight_loader({.read_chunk_bytes = 0}), Error);
+  EXPECT_NO_THROW(make_weight_loader({.num_threads = 1, .max_staging_bytes = 4096}));
 }
 
 TEST_F(StreamingLoadTest, StreamingDeliversEveryTensorOnce) {
   for (ReadMode mode : {ReadMode::read, ReadMode::automatic}) {
-    auto loader = create_weight_loader({.read_mode = mode, .num_threads = 3});
+    auto loader = make_weight_loader({.read_mode = mode, .num_threads = 3});
     std::vector<TensorSpec> specs;
     for (int i = 0; i < 40; ++i)
       specs.push_back({.name = "layers." + std::to_string(i) + ".norm", .source = source()});
@@ -132,12 +132,12 @@ TEST_F(StreamingLoadTest, DirectBatchesSweepEachFileAndDeliverEveryTensorOnce) {
   specs.push_back({.name = "extra", .source = WeightSource::file(second)});
   specs.push_back(
       {.name = "big.weight", .source = source(), .transformations = {Cast{DType::bf16}}});
-  auto reference = create_weight_loader({.read_mode = ReadMode::mmap});
+  auto reference = make_weight_loader({.read_mode = ReadMode::mmap});
   std::vector<std::string> want;
   for (const auto& s : specs) want.push_back(sha256_hex(*reference->load_tensor(s)));
   for (uint64_t staging : {uint64_t{8192}, uint64_t{64} << 20}) {
     SCOPED_TRACE(testing::Message() << "staging " << staging);
-    auto loader = create_weight_loader(
+    auto loader = make_weight_loader(
         {.read_mode = ReadMode::direct, .num_threads = 2, .max_staging_bytes = staging});
     std::mutex mutex;
     std::multiset<std::string> seen;
@@ -154,7 +154,7 @@ TEST_F(StreamingLoadTest, DirectBatchesSweepEachFileAndDeliverEveryTensorOnce) {
 }
 
 TEST_F(StreamingLoadTest, StreamingReportsTheFirstFailure) {
-  auto loader = create_weight_loader({.num_threads = 2});
+  auto loader = make_weight_loader({.num_threads = 2});
   std::vector<TensorSpec> specs = {{.name = "layers.1.norm", .source = source()},
                                    {.name = "missing", .source = source()}};
   try {
@@ -174,7 +174,7 @@ TEST_F(StreamingLoadTest, StreamingReportsTheFirstFailure) {
 }
 
 TEST_F(StreamingLoadTest, LoadCheckpointSelectsByGlob) {
-  auto loader = create_weight_loader({.read_mode = ReadMode::read});
+  auto loader = make_weight_loader({.read_mode = ReadMode::read});
   auto all = loader->load_checkpoint(source());
   EXPECT_EQ(all.size(), 41u);
   auto some = loader->load_checkpoint(source(), {"layers.1*.norm", "big.*"});

@@ -57,7 +57,7 @@ class TransformReference : public testing::Test {
   }
 
   TempDir dir_;
-  std::unique_ptr<WeightLoader> loader_ = create_weight_loader();
+  std::unique_ptr<WeightLoader> loader_ = make_weight_loader();
 };
 
 constexpr int64_t kValues = 19 + 8000;

@@ -23,7 +23,7 @@ class WritableMappings : public testing::Test {
   }
 
   TensorRef load(const std::string& name, bool writable) {
-    return create_weight_loader(
+    return make_weight_loader(
                {.read_mode = ReadMode::mmap,
                 .mapped_writes = writable ? MappedWrites::per_call : MappedWrites::refused})
         ->load_tensor({.name = name, .source = WeightSource::file(path_)});
@@ -42,7 +42,7 @@ TEST_F(WritableMappings, OffMappedTensorsAreReadOnly) {
 TEST_F(WritableMappings, AWriteStaysInItsTensor) {
   const std::string before = read_file(path_);
   auto loader =
-      create_weight_loader({.read_mode = ReadMode::mmap, .mapped_writes = MappedWrites::per_call});
+      make_weight_loader({.read_mode = ReadMode::mmap, .mapped_writes = MappedWrites::per_call});
   const TensorSpec spec{.name = "b", .source = WeightSource::file(path_)};
   auto first = loader->load_tensor(spec);
   ASSERT_TRUE(first->is_zero_copy());
@@ -61,7 +61,7 @@ TEST_F(WritableMappings, AWriteStaysInItsTensor) {
 
 TEST_F(WritableMappings, ABatchMapsEachFileOnce) {
   auto loader =
-      create_weight_loader({.read_mode = ReadMode::mmap, .mapped_writes = MappedWrites::per_call});
+      make_weight_loader({.read_mode = ReadMode::mmap, .mapped_writes = MappedWrites::per_call});
   auto both = loader->load_tensors({{.name = "a", .source = WeightSource::file(path_)},
                                     {.name = "b", .source = WeightSource::file(path_)}});
   EXPECT_EQ(both[1]->data() - both[0]->data(), 4) << "one mapping of the file for the batch";
@@ -72,8 +72,8 @@ TEST_F(WritableMappings, ABatchMapsEachFileOnce) {
 
 TEST_F(WritableMappings, PerLoaderCallsShareOneMappingPerFile) {
   const std::string before = read_file(path_);
-  auto loader = create_weight_loader(
-      {.read_mode = ReadMode::mmap, .mapped_writes = MappedWrites::per_loader});
+  auto loader =
+      make_weight_loader({.read_mode = ReadMode::mmap, .mapped_writes = MappedWrites::per_loader});
   const TensorSpec spec{.name = "b", .source = WeightSource::file(path_)};
   auto first = loader->load_tensor(spec);
   ASSERT_TRUE(first->storage()->writable());
@@ -89,7 +89,7 @@ TEST_F(WritableMappings, PerLoaderCallsShareOneMappingPerFile) {
 
 TEST_F(WritableMappings, AMemorySourceStaysAViewOfTheCallersBytes) {
   const std::string bytes = read_file(path_);
-  auto loader = create_weight_loader({.mapped_writes = MappedWrites::per_call});
+  auto loader = make_weight_loader({.mapped_writes = MappedWrites::per_call});
   auto b = loader->load_tensor(
       {.name = "b", .source = WeightSource::memory({.bytes = std::as_bytes(std::span(bytes))})});
   EXPECT_EQ(b->data(), std::as_bytes(std::span(bytes)).data() + (bytes.size() - 4 * 4096));

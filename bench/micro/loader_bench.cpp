@@ -23,7 +23,7 @@ WeightSource memory_source(const std::shared_ptr<const std::string>& file) {
 void BM_metadata(benchmark::State& state) {
   const auto tensors = static_cast<size_t>(state.range(0));
   const auto file = std::make_shared<const std::string>(safetensors_in_memory(tensors, 1u << 20));
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   for (auto _ : state) benchmark::DoNotOptimize(loader->get_metadata(memory_source(file)));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * tensors));
 }
@@ -35,7 +35,7 @@ void BM_owned_load(benchmark::State& state) {
   config.read_mode = ReadMode::read;
   config.num_threads = static_cast<int>(state.range(0));
   config.enable_caching = false;
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   for (auto _ : state) benchmark::DoNotOptimize(loader->load_checkpoint(memory_source(file)));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kStreamBytes));
 }

@@ -18,7 +18,7 @@ namespace ballast {
 // The factory's tensors are Storage of kind caller_memory inside `block`; each keeps `owner`
 // (may be null when the caller keeps the block alive itself) until the last of them is gone.
 // allocate() throws Error(limit_exceeded) when a tensor does not fit in what is left.
-std::shared_ptr<TensorFactory> arena_tensor_factory(std::span<std::byte> block,
-                                                    std::shared_ptr<const void> owner = {});
+std::shared_ptr<TensorFactory> make_arena_tensor_factory(std::span<std::byte> block,
+                                                         std::shared_ptr<const void> owner = {});
 
 }  // namespace ballast

@@ -24,7 +24,8 @@ enum class ErrorCode {
   auth,              // credentials missing or refused
   integrity,         // a checksum or hash does not match
   limit_exceeded,    // a configured bound (size, count, depth) would be crossed
-  cancelled,         // the caller cancelled or a timeout expired
+  cancelled,         // the caller stopped a load: a streaming consumer (a TensorCallback, a
+                     // Python iterator) that throws it ends load_tensors_streaming with it
   invalid_argument,  // the caller's request itself is malformed (bad dtype name, bad option)
 };
 

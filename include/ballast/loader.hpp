@@ -22,7 +22,8 @@
 namespace ballast {
 
 // Receives each tensor of a streaming load as it completes: called from a loader thread, one
-// call at a time (no locking needed), in completion order. `name` is the tensor's name.
+// call at a time (no locking needed), in completion order. `name` is the tensor's name. To stop
+// the load early, throw Error(ErrorCode::cancelled): the load ends with that error.
 using TensorCallback = std::function<void(const std::string& name, TensorRef tensor)>;
 
 class WeightLoader {
@@ -84,7 +85,7 @@ void register_weight_loader(const std::string& name, WeightLoaderMaker maker);
 std::vector<std::string> registered_weight_loaders();
 
 // Builds the loader registered as `name`; throws Error(not_found) for an unknown name.
-std::unique_ptr<WeightLoader> create_weight_loader(const WeightLoaderConfig& config = {},
-                                                   const std::string& name = "default");
+std::unique_ptr<WeightLoader> make_weight_loader(const WeightLoaderConfig& config = {},
+                                                 const std::string& name = "default");
 
 }  // namespace ballast

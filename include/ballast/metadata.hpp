@@ -9,6 +9,7 @@
 
 #include "ballast/dtype.hpp"
 #include "ballast/format.hpp"
+#include "ballast/metadata_value.hpp"
 #include "ballast/tensor.hpp"
 
 namespace ballast {
@@ -34,6 +35,10 @@ struct WeightMetadata {
   // A JSON object, as text: format-specific metadata (safetensors `__metadata__`, GGUF KV
   // pairs, ONNX metadata_props, PyTorch non-tensor leaves). "{}" when there is none.
   std::string extra = "{}";
+  // The same metadata as typed values: an object whose values keep their format's types
+  // (GGUF's u32 stays u32, an f32 array stays f32, tokenizer strings stay a string array).
+  // `extra` is its JSON rendering (to_json), as each parser wrote it.
+  MetadataValue values = MetadataValue::object({});
   // The files that make up the checkpoint, in shard order (paths, or redacted URLs), and, for a
   // folder, the weight-like files it holds but does not use (see docs/design.md, "Folders").
   std::vector<std::string> files;

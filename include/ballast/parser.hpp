@@ -25,6 +25,7 @@
 #include "ballast/dtype.hpp"
 #include "ballast/format.hpp"
 #include "ballast/limits.hpp"
+#include "ballast/metadata_value.hpp"
 #include "ballast/source.hpp"
 #include "ballast/tensor.hpp"
 
@@ -51,6 +52,9 @@ struct Index {
   WeightFormat format;
   std::vector<TensorEntry> tensors;
   std::string extra = "{}";  // JSON object text (format metadata)
+  // The same metadata as typed values, for a format whose types JSON cannot tell (GGUF's u32
+  // from its i32, f32 from f64); null when `extra` says all (the values are read from it).
+  MetadataValue extra_values;
 };
 
 // Opens a file next to the one being parsed, by a path relative to its folder. It refuses

@@ -36,7 +36,7 @@ class Storage {
 std::shared_ptr<Storage> make_host_buffer(uint64_t size, size_t alignment);
 
 // Memory the caller provides; `release` (may be empty) runs when the last tensor lets go.
-std::shared_ptr<Storage> borrow_memory(std::byte* data, uint64_t size,
-                                       std::function<void()> release = {});
+std::shared_ptr<Storage> make_borrowed_storage(std::byte* data, uint64_t size,
+                                               std::function<void()> release = {});
 
 }  // namespace ballast

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import (Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Mapping,
                     Optional, Sequence, Tuple, Union)
 
@@ -34,7 +34,10 @@ class Metadata:
         total_size_bytes: the tensors' bytes together.
         dtypes: the dtypes that occur.
         extra: format-specific metadata (safetensors ``__metadata__``, GGUF key-value pairs,
-            ONNX metadata_props, PyTorch non-tensor leaves).
+            ONNX metadata_props, PyTorch non-tensor leaves), as JSON reads it.
+        values: the same metadata as native values that keep the format's types: GGUF integers
+            as int (u64 beyond 2**63 included), f32 and f64 as float, u8 arrays as bytes,
+            other arrays (tokenizer strings, scores) as lists, keys in the file's order.
         files: the files that make up the checkpoint, in shard order.
         ignored_files: (name, reason) for each weight-like file of a folder that is not part
             of its checkpoint (a LoRA adapter, a variant, another format...).
@@ -46,6 +49,7 @@ class Metadata:
     extra: Dict[str, Any]
     files: List[str]
     ignored_files: List[Tuple[str, str]]
+    values: Dict[str, Any] = field(default_factory=dict)
 
 
 def _metadata(raw: dict) -> Metadata:
@@ -53,7 +57,8 @@ def _metadata(raw: dict) -> Metadata:
                     tensors={k: TensorInfo(*v) for k, v in raw["tensors"].items()},
                     total_size_bytes=raw["total_size_bytes"], dtypes=list(raw["dtypes"]),
                     extra=json.loads(raw["extra"]), files=list(raw["files"]),
-                    ignored_files=[tuple(f) for f in raw["ignored_files"]])
+                    ignored_files=[tuple(f) for f in raw["ignored_files"]],
+                    values=raw["values"])
 
 
 class Loader:

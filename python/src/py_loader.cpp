@@ -13,6 +13,7 @@
 #include "ballast/error.hpp"
 #include "ballast/loader.hpp"
 #include "py_config.hpp"
+#include "py_metadata.hpp"
 #include "py_source.hpp"
 #include "py_stream.hpp"
 #include "py_tensor.hpp"
@@ -74,6 +75,7 @@ nb::dict metadata_dict(const WeightMetadata& m) {
   d["total_size_bytes"] = m.total_size_bytes;
   d["dtypes"] = dtypes;
   d["extra"] = m.extra;
+  d["values"] = native_value(m.values);
   nb::list files, ignored;
   for (const auto& file : m.files) files.append(decoded(file));
   for (const auto& file : m.ignored_files)
@@ -101,7 +103,7 @@ nb::dict capabilities_dict(const WeightLoaderCapabilities& c) {
 
 class PyLoader {
  public:
-  explicit PyLoader(const nb::dict& options) : loader_(create_weight_loader(to_config(options))) {}
+  explicit PyLoader(const nb::dict& options) : loader_(make_weight_loader(to_config(options))) {}
   PyLoader(const PyLoader&) = delete;
   PyLoader& operator=(const PyLoader&) = delete;
   // The loader's threads may be waiting for the GIL (a progress callback): let it go.

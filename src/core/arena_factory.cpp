@@ -36,7 +36,7 @@ class ArenaTensorFactory final : public TensorFactory {
     } while (!used_.compare_exchange_weak(used, at + nbytes, std::memory_order_relaxed));
     std::function<void()> release;
     if (owner_) release = [owner = owner_] {};
-    return borrow_memory(block_.data() + at, nbytes, std::move(release));
+    return make_borrowed_storage(block_.data() + at, nbytes, std::move(release));
   }
 
  private:
@@ -47,8 +47,8 @@ class ArenaTensorFactory final : public TensorFactory {
 
 }  // namespace
 
-std::shared_ptr<TensorFactory> arena_tensor_factory(std::span<std::byte> block,
-                                                    std::shared_ptr<const void> owner) {
+std::shared_ptr<TensorFactory> make_arena_tensor_factory(std::span<std::byte> block,
+                                                         std::shared_ptr<const void> owner) {
   return std::make_shared<ArenaTensorFactory>(block, std::move(owner));
 }
 

@@ -52,8 +52,8 @@ std::shared_ptr<Storage> make_host_buffer(uint64_t size, size_t alignment) {
   return std::make_shared<HostBuffer>(size, alignment);
 }
 
-std::shared_ptr<Storage> borrow_memory(std::byte* data, uint64_t size,
-                                       std::function<void()> release) {
+std::shared_ptr<Storage> make_borrowed_storage(std::byte* data, uint64_t size,
+                                               std::function<void()> release) {
   return std::make_shared<BorrowedMemory>(data, size, std::move(release));
 }
 

@@ -9,6 +9,7 @@
 
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -56,7 +57,7 @@ void validate_entry(const TensorEntry& e, const Limits& limits) {
   if (!e.data) fail(ErrorCode::invalid_format, e, "tensor has no data source");
   if (e.shape.size() > limits.max_dims)
     fail(ErrorCode::limit_exceeded, e,
-         fmt::format("rank {} exceeds the limit of {}", e.shape.size(), limits.max_dims));
+         limit_message("rank", e.shape.size(), "max_dims", limits.max_dims));
   auto numel = checked_numel(e.shape);
   if (!numel)
     fail(ErrorCode::invalid_format, e,
@@ -67,7 +68,8 @@ void validate_entry(const TensorEntry& e, const Limits& limits) {
          fmt::format("{} elements do not fill whole {} blocks", *numel, dtype_name(e.dtype)));
   if (*nbytes > limits.max_tensor_bytes)
     fail(ErrorCode::limit_exceeded, e,
-         fmt::format("{} bytes exceed max_tensor_bytes ({})", *nbytes, limits.max_tensor_bytes));
+         limit_message("tensor size in bytes", *nbytes, "max_tensor_bytes",
+                       limits.max_tensor_bytes));
   uint64_t extent = *nbytes;
   if (!e.strides.empty()) {
     if (e.strides.size() != e.shape.size())
@@ -89,8 +91,8 @@ void validate_entry(const TensorEntry& e, const Limits& limits) {
 
 void validate_index(const Index& index, const Limits& limits) {
   if (index.tensors.size() > limits.max_tensors)
-    throw Error(ErrorCode::limit_exceeded, fmt::format("{} tensors exceed max_tensors ({})",
-                                                       index.tensors.size(), limits.max_tensors));
+    throw Error(ErrorCode::limit_exceeded, limit_message("tensor count", index.tensors.size(),
+                                                         "max_tensors", limits.max_tensors));
   std::unordered_set<std::string_view> names;
   for (const auto& e : index.tensors) {
     if (!names.insert(e.name).second) fail(ErrorCode::invalid_format, e, "duplicate tensor name");

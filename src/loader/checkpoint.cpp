@@ -2,11 +2,13 @@
 #include "loader/checkpoint.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
+#include "core/metadata_json.hpp"
 #include "formats/detect.hpp"
 #include "formats/validate.hpp"
 #include "loader/checkpoint_layout.hpp"
@@ -20,6 +22,14 @@ void merge_into(nlohmann::json& into, const std::string& text) {
   if (!more.is_object()) return;
   for (auto& [k, v] : more.items())
     if (!into.contains(k)) into[k] = v;
+}
+
+// Adds the members of `more` (an object) whose keys are not in `keys` yet.
+void merge_into(MetadataValue::Members& into, std::unordered_set<std::string>& keys,
+                const MetadataValue& more) {
+  if (more.type() != MetadataType::object) return;
+  for (const auto& [key, value] : more.members())
+    if (keys.insert(key).second) into.emplace_back(key, value);
 }
 
 }  // namespace
@@ -231,6 +241,24 @@ std::string Checkpoint::extra_json() {
   for (size_t i = 0; i < shards_.size(); ++i) merge_into(merged, parsed_shard(i).index.extra);
   merge_into(merged, index_metadata_);
   return merged.dump();
+}
+
+MetadataValue Checkpoint::extra_values() {
+  const uint32_t depth = options_.limits.max_json_depth;
+  auto typed = [depth](const Index& index) {
+    return index.extra_values.type() != MetadataType::null ? index.extra_values
+                                                           : metadata_from_json(index.extra, depth);
+  };
+  if (shards_.size() == 1 && index_metadata_ == "{}") {
+    MetadataValue only = typed(parsed_shard(0).index);
+    return only.type() == MetadataType::object ? only : MetadataValue::object({});
+  }
+  MetadataValue::Members merged;
+  std::unordered_set<std::string> keys;
+  for (size_t i = 0; i < shards_.size(); ++i)
+    merge_into(merged, keys, typed(parsed_shard(i).index));
+  merge_into(merged, keys, metadata_from_json(index_metadata_, depth));
+  return MetadataValue::object(std::move(merged));
 }
 
 std::vector<std::shared_ptr<ByteSource>> Checkpoint::shard_bytes() const {

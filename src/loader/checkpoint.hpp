@@ -61,6 +61,8 @@ class Checkpoint {
   std::string default_tensor_name();
   // Format metadata of all shards merged into one JSON object (text).
   std::string extra_json();
+  // The same metadata as typed values (WeightMetadata::values), merged the same way.
+  MetadataValue extra_values();
   // The local files behind this checkpoint's parsed shards (empty for memory and URLs).
   std::vector<std::filesystem::path> files() const;
   // The bytes of the shard that holds tensor `name` (parses it), and of every parsed shard.

@@ -285,6 +285,7 @@ class DefaultLoader final : public WeightLoader {
         meta.dtypes.insert(e->dtype);
       }
       meta.extra = cp->extra_json();
+      meta.values = cp->extra_values();
       meta.files = cp->shard_names();
       meta.ignored_files = cp->ignored_files();
       return meta;

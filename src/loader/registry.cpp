@@ -36,8 +36,8 @@ std::vector<std::string> registered_weight_loaders() {
   return names;
 }
 
-std::unique_ptr<WeightLoader> create_weight_loader(const WeightLoaderConfig& config,
-                                                   const std::string& name) {
+std::unique_ptr<WeightLoader> make_weight_loader(const WeightLoaderConfig& config,
+                                                 const std::string& name) {
   WeightLoaderMaker maker;
   {
     auto& l = loaders();

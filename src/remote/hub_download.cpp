@@ -90,7 +90,7 @@ HubDownload download_from_hub(const WeightSource& source, const WeightLoaderConf
   out.snapshot = hub.cache().root() / "snapshots" / plan.commit;
   for (const std::string& path : plan.files) {
     if (probed_weight(path) && !hub.cache().cached(plan.commit, path)) {
-      if (!loader) loader = create_weight_loader(config);
+      if (!loader) loader = make_weight_loader(config);
       loader->preload(WeightSource::hugging_face(hf->repo_id, path, plan.commit, hf->cache_dir));
     }
     const fs::path local = hub.download(plan.commit, path);

@@ -284,3 +284,41 @@ def test_hostile_input_raises_mapped_errors_and_never_crashes(checkpoint, tmp_pa
                 assert isinstance(e, (ValueError, LookupError, NotImplementedError, TypeError))
                 assert e.code in ("invalid_format", "limit_exceeded", "not_found",
                                   "unsupported", "shape_mismatch", "dtype_mismatch")
+
+
+def gguf_with_metadata(path):
+    """A GGUF v3 file with no tensors and one KV pair of each kind the test checks."""
+    import struct
+
+    def text(s):
+        b = s.encode()
+        return struct.pack("<Q", len(b)) + b
+
+    def kv(key, kind, value):
+        return text(key) + struct.pack("<I", kind) + value
+
+    pairs = [kv("general.architecture", 8, text("llama")),
+             kv("llama.context_length", 4, struct.pack("<I", 4096)),
+             kv("big", 10, struct.pack("<Q", 2**64 - 1)),
+             kv("scores", 9, struct.pack("<IQff", 6, 2, 0.25, -1.5)),
+             kv("bytes", 9, struct.pack("<IQ", 0, 3) + b"\x01\x02\xff"),
+             kv("flags", 9, struct.pack("<IQ", 7, 2) + b"\x00\x01"),
+             kv("tokens", 9, struct.pack("<IQ", 8, 2) + text("<s>") + text("hi"))]
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(pairs)) + b"".join(pairs))
+    return path
+
+
+def test_metadata_values_are_native_and_keep_gguf_arrays(checkpoint, tmp_path):
+    loader = ballast.Loader()
+    values = loader.get_metadata(gguf_with_metadata(tmp_path / "m.gguf")).values
+    assert list(values) == ["general.architecture", "llama.context_length", "big", "scores",
+                            "bytes", "flags", "tokens"]
+    assert values["general.architecture"] == "llama"
+    assert values["llama.context_length"] == 4096 and type(values["llama.context_length"]) is int
+    assert values["big"] == 2**64 - 1
+    assert values["scores"] == [0.25, -1.5]
+    assert values["bytes"] == b"\x01\x02\xff"
+    assert values["flags"] == [False, True]
+    assert values["tokens"] == ["<s>", "hi"]
+    path, _ = checkpoint
+    assert loader.get_metadata(path).values == {"format": "pt"}

@@ -27,7 +27,7 @@ class FaultServer : public testing::Test {
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>(i * 17 + 3);
     write_file(dir_ / "m.safetensors",
                safetensors_file({{"a", "U8", {200 << 10}, a}, {"b", "U8", {100 << 10}, b}}));
-    auto local = create_weight_loader();
+    auto local = make_weight_loader();
     for (const char* name : {"a", "b"})
       expected_[name] = sha256_hex(*local->load_tensor(
           {.name = name, .source = WeightSource::file(dir_ / "m.safetensors")}));
@@ -55,7 +55,7 @@ class FaultServer : public testing::Test {
 
   // Loads both tensors and checks their hashes.
   void expect_exact(const WeightSource& source, const WeightLoaderConfig& c) {
-    auto loader = create_weight_loader(c);
+    auto loader = make_weight_loader(c);
     for (const char* name : {"a", "b"})
       EXPECT_EQ(sha256_hex(*loader->load_tensor({.name = name, .source = source})), expected_[name])
           << name;
@@ -65,7 +65,7 @@ class FaultServer : public testing::Test {
   ErrorCode error_of(const WeightSource& source, const WeightLoaderConfig& c,
                      std::string* what = nullptr) {
     try {
-      create_weight_loader(c)->load_tensor({.name = "a", .source = source});
+      make_weight_loader(c)->load_tensor({.name = "a", .source = source});
     } catch (const Error& e) {
       if (what) *what = e.what();
       return e.code();

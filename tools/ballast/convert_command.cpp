@@ -31,7 +31,7 @@ std::string steps_text(const std::vector<Transformation>& steps) {
 }
 
 void run(const ConvertOptions& options) {
-  auto loader = create_weight_loader(loader_config(options.source));
+  auto loader = make_weight_loader(loader_config(options.source));
   WeightSource source = parse_source(options.source);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   const auto steps = load_steps(options.source, options.transform, raw);

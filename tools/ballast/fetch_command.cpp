@@ -33,7 +33,7 @@ void run(const FetchOptions& options) {
   }
   if (!options.hub.include.empty() || !options.hub.exclude.empty())
     throw Error(ErrorCode::invalid_argument, "--include and --exclude apply to hf:// sources");
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   loader->preload(source);
   const WeightMetadata meta = loader->get_metadata(source);
   fmt::print("preloaded {}: {} tensors, {} ({} bytes), {}\n", source_text(options.source),

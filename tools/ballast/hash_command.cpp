@@ -26,7 +26,7 @@ struct HashOptions {
 };
 
 void run(const HashOptions& options) {
-  auto loader = create_weight_loader(loader_config(options.source));
+  auto loader = make_weight_loader(loader_config(options.source));
   WeightSource source = parse_source(options.source);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   WeightMetadata meta = loader->get_metadata(source);

@@ -137,7 +137,7 @@ void print_json(const std::string& source, const WeightMetadata& meta) {
 }
 
 void run(const InspectOptions& options) {
-  auto loader = create_weight_loader(loader_config(options.source));
+  auto loader = make_weight_loader(loader_config(options.source));
   const WeightMetadata meta = loader->get_metadata(parse_source(options.source));
   note_metadata(source_text(options.source), meta);
   if (!options.shard.empty())

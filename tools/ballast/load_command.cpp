@@ -4,7 +4,7 @@
 // touched, so the figure includes bringing the bytes into memory, as a real load would (unless
 // --no-touch, which times opening and mapping alone). Bytes are those of the output: every
 // part of a quantized bundle. --arena places the tensors in one block of memory faulted in
-// before the timing starts (through arena_tensor_factory), as an engine with preallocated host
+// before the timing starts (through make_arena_tensor_factory), as an engine with preallocated host
 // memory loads: the figure is then the reads and copies without first-touch page faults.
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -98,7 +98,7 @@ std::vector<std::string> selected_names(const WeightMetadata& meta, const LoadOp
 // of quantized bundles.
 uint64_t arena_bytes_needed(const LoadOptions& options, const WeightLoaderConfig& config) {
   const WeightSource source = parse_source(options.source);
-  const WeightMetadata meta = create_weight_loader(config)->get_metadata(source);
+  const WeightMetadata meta = make_weight_loader(config)->get_metadata(source);
   const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
   const std::optional<DType> cast =
       raw || options.source.dtype.empty() ? std::nullopt : parse_dtype(options.source.dtype);
@@ -116,7 +116,7 @@ uint64_t arena_bytes_needed(const LoadOptions& options, const WeightLoaderConfig
 }
 
 LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& config) {
-  auto loader = create_weight_loader(config);
+  auto loader = make_weight_loader(config);
   WeightSource source = parse_source(options.source);
   const auto start = std::chrono::steady_clock::now();
   WeightMetadata meta = loader->get_metadata(source);
@@ -159,7 +159,7 @@ void run(const LoadOptions& options) {
   if (options.arena) arena.emplace(arena_bytes_needed(options, config));
   // Each load gets a new factory over the same block: the previous load's tensors are gone.
   auto one_load = [&] {
-    if (arena) config.factories = {arena_tensor_factory(arena->bytes())};
+    if (arena) config.factories = {make_arena_tensor_factory(arena->bytes())};
     return load_once(options, config);
   };
   const LoadResult r = one_load();

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <algorithm>
 
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -30,8 +30,8 @@ void GgufCursor::require(uint64_t n) {
   if (!end || *end > size_) fail(ErrorCode::invalid_format, truncated_message(end, size_), offset_);
   if (*end > limits_.max_header_bytes)
     fail(ErrorCode::limit_exceeded,
-         fmt::format("GGUF header runs past {} bytes, the max_header_bytes limit",
-                     limits_.max_header_bytes),
+         limit_message("GGUF header size", std::nullopt, "max_header_bytes",
+                       limits_.max_header_bytes),
          offset_);
   if (*end <= buffer_.size()) return;
   // Grow geometrically, but never past the file or the header limit.
@@ -57,8 +57,8 @@ std::string GgufCursor::string(std::string_view what) {
   const uint64_t n = u64();
   if (n > limits_.max_string_length)
     fail(ErrorCode::limit_exceeded,
-         fmt::format("{} length {} exceeds the max_string_length limit of {}", what, n,
-                     limits_.max_string_length),
+         limit_message(fmt::format("{} length", what), n, "max_string_length",
+                       limits_.max_string_length),
          at);
   require(n);
   const char* p = reinterpret_cast<const char*>(buffer_.data()) + offset_;

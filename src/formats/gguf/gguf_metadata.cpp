@@ -1,15 +1,13 @@
-// GGUF KV pairs to JSON text (format in gguf_metadata.hpp).
+// GGUF KV pairs to typed values (format in gguf_metadata.hpp).
 #include "formats/gguf/gguf_metadata.hpp"
 
 #include <bit>
-#include <iterator>
-#include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "util/checked.hpp"
-#include "util/json_text.hpp"
+#include "util/error_text.hpp"
 #include "util/op_count.hpp"
 
 namespace ballast {
@@ -33,21 +31,9 @@ uint64_t fixed_size(uint32_t type) {
   }
 }
 
-template <typename Int>
-void write_integer(std::string& out, Int v, GgufKv* scalar) {
-  fmt::format_to(std::back_inserter(out), "{}", v);
-  if (scalar && (std::is_signed_v<Int> || static_cast<uint64_t>(v) <= INT64_MAX))
-    scalar->integer = static_cast<int64_t>(v);
-}
-
-// A double as nlohmann::json writes it (shortest round trip, "1.0" for whole numbers, null
-// for NaN and infinities), so the text reads back as the same number.
-void write_double(std::string& out, double v) { out += nlohmann::json(v).dump(); }
-
 }  // namespace
 
-GgufMetadataReader::GgufMetadataReader(GgufCursor& cursor, uint64_t n_kv, std::string& json)
-    : cursor_(cursor), json_(json) {
+GgufMetadataReader::GgufMetadataReader(GgufCursor& cursor, uint64_t n_kv) : cursor_(cursor) {
   charge(n_kv, cursor.offset());
 }
 
@@ -56,9 +42,8 @@ void GgufMetadataReader::charge(uint64_t entries, uint64_t at) {
   auto total = checked_add(entries_, entries);
   if (!total || *total > limit)
     cursor_.fail(ErrorCode::limit_exceeded,
-                 fmt::format("metadata holds more than {} entries (KV pairs and array elements), "
-                             "the max_metadata_entries limit",
-                             limit),
+                 limit_message("metadata entry count (KV pairs and array elements)", std::nullopt,
+                               "max_metadata_entries", limit),
                  at);
   entries_ = *total;
 }
@@ -73,54 +58,70 @@ GgufKv GgufMetadataReader::next() {
     cursor_.fail(ErrorCode::invalid_format,
                  fmt::format("metadata key '{}' has unknown value type {}", kv.key, type), type_at);
   kv.type = static_cast<GgufValueType>(type);
-  if (pairs_++ != 0) json_ += ',';
-  json_ += lossy_json_text(nlohmann::json(kv.key));
-  json_ += ':';
-  value(type, 0, &kv);
+  kv.value = value(type, 0);
+  if (kv.value.is_integer() &&
+      (kv.value.type() != MetadataType::u64 || kv.value.as_uint() <= INT64_MAX))
+    kv.integer = kv.value.as_int();
   return kv;
 }
 
-void GgufMetadataReader::value(uint32_t type, uint32_t depth, GgufKv* scalar) {
+MetadataValue GgufMetadataReader::value(uint32_t type, uint32_t depth) {
   count_op();
   const uint64_t at = cursor_.offset();
   switch (static_cast<GgufValueType>(type)) {
-    case GgufValueType::u8: return write_integer(json_, cursor_.u8(), scalar);
-    case GgufValueType::i8: return write_integer(json_, static_cast<int8_t>(cursor_.u8()), scalar);
-    case GgufValueType::u16: return write_integer(json_, cursor_.u16(), scalar);
-    case GgufValueType::i16:
-      return write_integer(json_, static_cast<int16_t>(cursor_.u16()), scalar);
-    case GgufValueType::u32: return write_integer(json_, cursor_.u32(), scalar);
-    case GgufValueType::i32:
-      return write_integer(json_, static_cast<int32_t>(cursor_.u32()), scalar);
-    case GgufValueType::u64: return write_integer(json_, cursor_.u64(), scalar);
-    case GgufValueType::i64:
-      return write_integer(json_, static_cast<int64_t>(cursor_.u64()), scalar);
-    case GgufValueType::f32:
-      return write_double(json_, static_cast<double>(std::bit_cast<float>(cursor_.u32())));
-    case GgufValueType::f64: return write_double(json_, std::bit_cast<double>(cursor_.u64()));
+    case GgufValueType::u8: return MetadataValue(cursor_.u8());
+    case GgufValueType::i8: return MetadataValue(static_cast<int8_t>(cursor_.u8()));
+    case GgufValueType::u16: return MetadataValue(cursor_.u16());
+    case GgufValueType::i16: return MetadataValue(static_cast<int16_t>(cursor_.u16()));
+    case GgufValueType::u32: return MetadataValue(cursor_.u32());
+    case GgufValueType::i32: return MetadataValue(static_cast<int32_t>(cursor_.u32()));
+    case GgufValueType::u64: return MetadataValue(cursor_.u64());
+    case GgufValueType::i64: return MetadataValue(static_cast<int64_t>(cursor_.u64()));
+    case GgufValueType::f32: return MetadataValue(std::bit_cast<float>(cursor_.u32()));
+    case GgufValueType::f64: return MetadataValue(std::bit_cast<double>(cursor_.u64()));
     case GgufValueType::boolean: {
       const uint8_t b = cursor_.u8();
       if (b > 1)
         cursor_.fail(ErrorCode::invalid_format, fmt::format("bool value {} is not 0 or 1", b), at);
-      json_ += b == 1 ? "true" : "false";
-      return;
+      return MetadataValue(b == 1);
     }
-    case GgufValueType::string: return string("metadata string");
+    case GgufValueType::string: return MetadataValue(cursor_.string("metadata string"));
     case GgufValueType::array: return array(depth + 1);
   }
   cursor_.fail(ErrorCode::invalid_format, fmt::format("unknown metadata value type {}", type), at);
 }
 
-void GgufMetadataReader::string(std::string_view what) {
-  json_ += lossy_json_text(nlohmann::json(cursor_.string(what)));
+template <typename T, typename Read>
+MetadataValue GgufMetadataReader::numbers(uint64_t count, Read read) {
+  std::vector<T> elements;
+  elements.reserve(count);  // the caller checked that the file holds them
+  for (uint64_t i = 0; i < count; ++i) {
+    count_op();
+    elements.push_back(std::bit_cast<T>(read()));
+  }
+  return MetadataValue::array_of(std::move(elements));
 }
 
-void GgufMetadataReader::array(uint32_t depth) {
+MetadataValue GgufMetadataReader::bools(uint64_t count) {
+  std::vector<uint8_t> bits;
+  bits.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    count_op();
+    const uint64_t at = cursor_.offset();
+    const uint8_t b = cursor_.u8();
+    if (b > 1)
+      cursor_.fail(ErrorCode::invalid_format, fmt::format("bool value {} is not 0 or 1", b), at);
+    bits.push_back(b);
+  }
+  return MetadataValue::array_of_bools(std::move(bits));
+}
+
+MetadataValue GgufMetadataReader::array(uint32_t depth) {
   const uint64_t at = cursor_.offset();
   if (depth > cursor_.limits().max_json_depth)
     cursor_.fail(ErrorCode::limit_exceeded,
-                 fmt::format("metadata arrays nest deeper than {} levels, the max_json_depth limit",
-                             cursor_.limits().max_json_depth),
+                 limit_message("metadata array depth", depth, "max_json_depth",
+                               cursor_.limits().max_json_depth),
                  at);
   const uint32_t type = cursor_.u32();
   if (type > static_cast<uint32_t>(GgufValueType::f64))
@@ -136,12 +137,35 @@ void GgufMetadataReader::array(uint32_t depth) {
                    at);
     cursor_.require(*bytes);
   }
-  json_ += '[';
-  for (uint64_t i = 0; i < count; ++i) {
-    if (i != 0) json_ += ',';
-    value(type, depth, nullptr);
+  auto u8 = [this] { return cursor_.u8(); };
+  auto u16 = [this] { return cursor_.u16(); };
+  auto u32 = [this] { return cursor_.u32(); };
+  auto u64 = [this] { return cursor_.u64(); };
+  switch (static_cast<GgufValueType>(type)) {
+    case GgufValueType::u8: return numbers<uint8_t>(count, u8);
+    case GgufValueType::i8: return numbers<int8_t>(count, u8);
+    case GgufValueType::u16: return numbers<uint16_t>(count, u16);
+    case GgufValueType::i16: return numbers<int16_t>(count, u16);
+    case GgufValueType::u32: return numbers<uint32_t>(count, u32);
+    case GgufValueType::i32: return numbers<int32_t>(count, u32);
+    case GgufValueType::f32: return numbers<float>(count, u32);
+    case GgufValueType::u64: return numbers<uint64_t>(count, u64);
+    case GgufValueType::i64: return numbers<int64_t>(count, u64);
+    case GgufValueType::f64: return numbers<double>(count, u64);
+    case GgufValueType::boolean: return bools(count);
+    case GgufValueType::string: {
+      std::vector<std::string> strings;  // no reserve: each one is checked against the file
+      for (uint64_t i = 0; i < count; ++i) {
+        count_op();
+        strings.push_back(cursor_.string("metadata string"));
+      }
+      return MetadataValue::array_of_strings(std::move(strings));
+    }
+    case GgufValueType::array: break;
   }
-  json_ += ']';
+  std::vector<MetadataValue> arrays;
+  for (uint64_t i = 0; i < count; ++i) arrays.push_back(value(type, depth));
+  return MetadataValue::array_of_values(std::move(arrays), MetadataType::array);
 }
 
 }  // namespace ballast

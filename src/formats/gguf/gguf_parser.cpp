@@ -13,8 +13,8 @@
 #include "formats/gguf/ggml_types.hpp"
 #include "formats/gguf/gguf_cursor.hpp"
 #include "formats/gguf/gguf_metadata.hpp"
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 #include "util/op_count.hpp"
 
 namespace ballast {
@@ -43,7 +43,8 @@ class GgufReader {
     Index index;
     index.format = WeightFormat::gguf();
     index.tensors = std::move(tensors_);
-    index.extra = std::move(extra_);
+    index.extra = to_json(metadata_);
+    index.extra_values = std::move(metadata_);
     return index;
   }
 
@@ -72,21 +73,20 @@ class GgufReader {
     }
     n_tensors_ = cursor_.u64();
     if (n_tensors_ > ctx_.limits.max_tensors)
-      cursor_.fail(ErrorCode::limit_exceeded,
-                   fmt::format("tensor count {} exceeds the max_tensors limit of {}", n_tensors_,
-                               ctx_.limits.max_tensors),
-                   8);
+      cursor_.fail(
+          ErrorCode::limit_exceeded,
+          limit_message("tensor count", n_tensors_, "max_tensors", ctx_.limits.max_tensors), 8);
     n_kv_ = cursor_.u64();
     if (n_kv_ > ctx_.limits.max_metadata_entries)
       cursor_.fail(ErrorCode::limit_exceeded,
-                   fmt::format("KV count {} exceeds the max_metadata_entries limit of {}", n_kv_,
-                               ctx_.limits.max_metadata_entries),
+                   limit_message("KV count", n_kv_, "max_metadata_entries",
+                                 ctx_.limits.max_metadata_entries),
                    16);
   }
 
   void read_metadata() {
-    extra_ = "{";
-    GgufMetadataReader reader(cursor_, n_kv_, extra_);
+    GgufMetadataReader reader(cursor_, n_kv_);
+    MetadataValue::Members members;
     std::unordered_set<std::string, StringHash, CountedEqual> keys;
     for (uint64_t i = 0; i < n_kv_; ++i) {
       GgufKv kv = reader.next();
@@ -95,8 +95,9 @@ class GgufReader {
                      kv.offset);
       if (kv.key == kAlignmentKey) read_alignment(kv);
       read_split_key(kv);
+      members.emplace_back(std::move(kv.key), std::move(kv.value));
     }
-    extra_ += '}';
+    metadata_ = MetadataValue::object(std::move(members));
   }
 
   void read_alignment(const GgufKv& kv) {
@@ -148,10 +149,8 @@ class GgufReader {
           fmt::format("tensor has {} dimensions; GGUF allows at most {}", n_dims, kGgmlMaxDims), at,
           e.name);
     if (n_dims > ctx_.limits.max_dims)
-      cursor_.fail(
-          ErrorCode::limit_exceeded,
-          fmt::format("rank {} exceeds the max_dims limit of {}", n_dims, ctx_.limits.max_dims), at,
-          e.name);
+      cursor_.fail(ErrorCode::limit_exceeded,
+                   limit_message("rank", n_dims, "max_dims", ctx_.limits.max_dims), at, e.name);
     std::vector<int64_t> ne(n_dims);
     for (int64_t& d : ne) {
       const uint64_t v = cursor_.u64();
@@ -197,8 +196,8 @@ class GgufReader {
       cursor_.fail(ErrorCode::invalid_format, "byte size of the tensor overflows", at, e.name);
     if (*nbytes > ctx_.limits.max_tensor_bytes)
       cursor_.fail(ErrorCode::limit_exceeded,
-                   fmt::format("tensor of {} bytes exceeds the max_tensor_bytes limit of {}",
-                               *nbytes, ctx_.limits.max_tensor_bytes),
+                   limit_message("tensor size in bytes", *nbytes, "max_tensor_bytes",
+                                 ctx_.limits.max_tensor_bytes),
                    at, e.name);
   }
 
@@ -263,7 +262,7 @@ class GgufReader {
   uint64_t n_tensors_ = 0;
   uint64_t n_kv_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
-  std::string extra_;  // the metadata as JSON text
+  MetadataValue metadata_;  // the KV pairs, in file order
   SplitKeys split_;
   std::vector<TensorEntry> tensors_;
   std::vector<uint64_t> info_offsets_;

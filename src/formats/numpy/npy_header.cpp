@@ -9,8 +9,8 @@
 
 #include "ballast/error.hpp"
 #include "formats/numpy/py_literal.hpp"
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -82,9 +82,7 @@ class HeaderReader {
     }
     if (length > limits_.max_header_bytes)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("header length {} exceeds max_header_bytes ({})", length,
-                       limits_.max_header_bytes),
-           8);
+           limit_message("header length", length, "max_header_bytes", limits_.max_header_bytes), 8);
     if (length > size - preamble_)
       fail(ErrorCode::invalid_format, truncated_message(preamble_ + length, size, "the header"), 8);
     return length;
@@ -137,8 +135,7 @@ class HeaderReader {
       fail(ErrorCode::invalid_format, "'shape' is not a tuple", preamble_);
     if (shape.items.size() > limits_.max_dims)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("rank {} exceeds max_dims ({})", shape.items.size(), limits_.max_dims),
-           preamble_);
+           limit_message("rank", shape.items.size(), "max_dims", limits_.max_dims), preamble_);
     for (const auto& d : shape.items) {
       if (d.kind != PyLiteral::Kind::integer || d.integer < 0)
         fail(ErrorCode::invalid_format, "'shape' holds something other than a non-negative int",
@@ -213,8 +210,8 @@ class HeaderReader {
            preamble_);
     if (*nbytes > limits_.max_tensor_bytes)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("{} bytes of data exceed max_tensor_bytes ({})", *nbytes,
-                       limits_.max_tensor_bytes),
+           limit_message("tensor size in bytes", *nbytes, "max_tensor_bytes",
+                         limits_.max_tensor_bytes),
            h.data_offset);
     const uint64_t present = source_.size() - h.data_offset;
     if (present != *nbytes)

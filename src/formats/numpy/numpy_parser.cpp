@@ -8,6 +8,7 @@
 #include "formats/numpy/npy_header.hpp"
 #include "formats/zip/zip_archive.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 #include "util/json_text.hpp"
 #include "util/op_count.hpp"
 
@@ -61,8 +62,7 @@ Index parse_npz(const ParseContext& ctx) {
     }
     if (index.tensors.size() == ctx.limits.max_tensors)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("the archive holds more than max_tensors ({}) arrays",
-                              ctx.limits.max_tensors),
+                  limit_message("array count", std::nullopt, "max_tensors", ctx.limits.max_tensors),
                   {.source = ctx.source->name()});
     index.tensors.push_back(make_entry(std::move(name), h, std::move(member)));
   }

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {

@@ -10,6 +10,7 @@
 #include "formats/onnx/onnx_schema.hpp"
 #include "formats/onnx/onnx_tensor.hpp"
 #include "formats/onnx/protobuf_wire.hpp"
+#include "util/error_text.hpp"
 #include "util/json_text.hpp"
 #include "util/op_count.hpp"
 
@@ -109,8 +110,8 @@ class ModelWalker {
   void count_metadata(uint64_t offset) {
     if (++metadata_entries_ > ctx_.limits.max_metadata_entries)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("more than max_metadata_entries ({}) metadata entries",
-                       ctx_.limits.max_metadata_entries),
+           limit_message("metadata entry count", std::nullopt, "max_metadata_entries",
+                         ctx_.limits.max_metadata_entries),
            offset);
   }
 
@@ -306,7 +307,8 @@ class ModelWalker {
     }
     if (tensors_.size() >= ctx_.limits.max_tensors)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("more than max_tensors ({}) tensors", ctx_.limits.max_tensors), offset);
+           limit_message("tensor count", std::nullopt, "max_tensors", ctx_.limits.max_tensors),
+           offset);
     tensors_.push_back(std::move(*t.entry));
   }
 

@@ -10,6 +10,7 @@
 #include "ballast/error.hpp"
 #include "formats/onnx/onnx_schema.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -123,7 +124,7 @@ void read_dims(WireInput& in, const WireField& field, const Limits& limits, Shap
   for_each_varint(in, field, "TensorProto.dims", [&](uint64_t v) {
     if (dims.size() >= limits.max_dims)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("tensor has more than max_dims ({}) dimensions", limits.max_dims),
+                  limit_message("rank", std::nullopt, "max_dims", limits.max_dims),
                   {.source = in.name(), .offset = field.offset});
     const auto dim = static_cast<int64_t>(v);
     if (dim < 0)

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 #include "util/op_count.hpp"
 
 namespace ballast {
@@ -147,7 +147,7 @@ std::string read_wire_string(WireInput& in, const WireField& field, uint64_t max
   if (field.value > max_length)
     throw Error(
         ErrorCode::limit_exceeded,
-        fmt::format("{} of {} bytes exceeds max_string_length ({})", what, field.value, max_length),
+        limit_message(fmt::format("{} length", what), field.value, "max_string_length", max_length),
         {.source = in.name(), .offset = field.offset});
   std::string text(static_cast<size_t>(field.value), '\0');
   in.copy(field.offset, std::as_writable_bytes(std::span(text)));

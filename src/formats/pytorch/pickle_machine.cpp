@@ -14,6 +14,7 @@
 
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 #include "util/op_count.hpp"
 
 namespace ballast {
@@ -69,7 +70,7 @@ class StreamReader {
   std::string bytes(uint64_t n, uint64_t max_length) {
     if (n > max_length)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("a {}-byte string exceeds max_string_length ({})", n, max_length));
+                  limit_message("string length", n, "max_string_length", max_length));
     need(n);
     std::string out(static_cast<size_t>(n), '\0');
     read(out.data(), n);
@@ -93,7 +94,7 @@ class StreamReader {
     if (n <= remaining()) return;
     if (visible_ < stream_.length)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("the pickle runs past max_pickle_bytes ({})", visible_));
+                  limit_message("pickle size", std::nullopt, "max_pickle_bytes", visible_));
     throw Error(ErrorCode::invalid_format,
                 fmt::format("truncated pickle: {} bytes needed, {} left", n, remaining()));
   }
@@ -516,9 +517,9 @@ class Machine {
 
   void push(PyId id) {
     if (stack_.size() >= limits_.max_pickle_stack)
-      throw Error(
-          ErrorCode::limit_exceeded,
-          fmt::format("pickle stack deeper than max_pickle_stack ({})", limits_.max_pickle_stack));
+      throw Error(ErrorCode::limit_exceeded,
+                  limit_message("pickle stack depth", std::nullopt, "max_pickle_stack",
+                                limits_.max_pickle_stack));
     stack_.push_back(id);
   }
   PyId pop() {
@@ -573,9 +574,9 @@ class Machine {
 
   void memo_put(uint64_t index) {
     if (memo_.size() >= limits_.max_pickle_memo && !memo_.contains(index))
-      throw Error(
-          ErrorCode::limit_exceeded,
-          fmt::format("pickle memo larger than max_pickle_memo ({})", limits_.max_pickle_memo));
+      throw Error(ErrorCode::limit_exceeded,
+                  limit_message("pickle memo size", std::nullopt, "max_pickle_memo",
+                                limits_.max_pickle_memo));
     auto [it, inserted] = memo_.try_emplace(index, top());
     if (inserted)
       arena_.charge(sizeof(*it) + 2 * sizeof(void*), "a memo entry");

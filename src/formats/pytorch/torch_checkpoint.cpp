@@ -10,6 +10,7 @@
 #include "ballast/error.hpp"
 #include "formats/validate.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 #include "util/op_count.hpp"
 #include "util/shape_util.hpp"
 
@@ -97,8 +98,8 @@ class Collector {
     const uint64_t length = parent + (parent == 0 ? 0 : 1) + key.size();
     if (length > limits_.max_string_length)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("a name under '{}' is longer than max_string_length ({})",
-                              shown_path(), limits_.max_string_length),
+                  limit_message(fmt::format("length of a name under '{}'", shown_path()),
+                                std::nullopt, "max_string_length", limits_.max_string_length),
                   {.source = source_});
     if (length > path_charged_) {  // the buffer's growth is memory too
       budget_.charge(length - path_charged_, "a tensor name");

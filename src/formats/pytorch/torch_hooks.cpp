@@ -10,6 +10,7 @@
 
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -200,8 +201,8 @@ std::vector<int64_t> expect_dims(const PyArena& arena, PyId id, std::string_view
   if (v.kind != PyKind::tuple && v.kind != PyKind::list)
     refuse(fmt::format("{} is a {}, expected a tuple of ints", what, py_kind_name(v.kind)));
   if (v.items.size() > max_dims)
-    throw Error(ErrorCode::limit_exceeded, fmt::format("{} has {} dimensions; max_dims is {}", what,
-                                                       v.items.size(), max_dims));
+    throw Error(ErrorCode::limit_exceeded, limit_message(fmt::format("rank of {}", what),
+                                                         v.items.size(), "max_dims", max_dims));
   std::vector<int64_t> dims;
   for (PyId item : v.items) dims.push_back(static_cast<int64_t>(expect_count(arena, item, what)));
   return dims;
@@ -430,7 +431,7 @@ PyId TorchHooks::persistent_load(PyArena& arena, PyId pid_id) {
   if (it == storage_by_key_.end()) {
     if (storages_.size() >= limits_.max_tensors)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("more than max_tensors ({}) storages", limits_.max_tensors));
+                  limit_message("storage count", std::nullopt, "max_tensors", limits_.max_tensors));
     arena.charge(sizeof(TorchStorage) + storage.key.size() + storage.location.size() +
                      sizeof(std::string) + key.size() + sizeof(uint32_t) + 3 * sizeof(void*),
                  "a storage record");
@@ -470,7 +471,7 @@ PyId TorchHooks::rebuild_tensor(PyArena& arena, const std::vector<PyId>& args, b
   }
   if (tensors_.size() >= limits_.max_tensors)
     throw Error(ErrorCode::limit_exceeded,
-                fmt::format("more than max_tensors ({}) tensors", limits_.max_tensors));
+                limit_message("tensor count", std::nullopt, "max_tensors", limits_.max_tensors));
   arena.charge(sizeof(TorchTensor) + 2 * tensor.shape.size() * sizeof(int64_t), "a tensor record");
   tensors_.push_back(std::move(tensor));
   return arena.add({.kind = PyKind::object,

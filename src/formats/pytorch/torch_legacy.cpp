@@ -10,8 +10,8 @@
 #include "formats/pytorch/pickle_machine.hpp"
 #include "formats/pytorch/torch_checkpoint.hpp"
 #include "formats/pytorch/torch_containers.hpp"
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 #include "util/json_text.hpp"
 #include "util/op_count.hpp"
 

@@ -5,8 +5,8 @@
 #include <fmt/ranges.h>
 
 #include "ballast/error.hpp"
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {

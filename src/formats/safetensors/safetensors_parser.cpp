@@ -9,8 +9,8 @@
 
 #include "ballast/error.hpp"
 #include "formats/safetensors/header_sax.hpp"
-#include "formats/truncated.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -93,9 +93,8 @@ class HeaderReader {
     for (size_t i = 0; i < kLengthBytes; ++i) n |= static_cast<uint64_t>(raw[i]) << (8 * i);
     if (n > ctx_.limits.max_header_bytes)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("header length {} exceeds the limit of {} bytes", n,
-                       ctx_.limits.max_header_bytes),
-           {}, 0);
+           limit_message("header length", n, "max_header_bytes", ctx_.limits.max_header_bytes), {},
+           0);
     if (n > source_.size() - kLengthBytes)
       fail(ErrorCode::invalid_format,
            truncated_message(kLengthBytes + n, source_.size(), "the header"), {}, 0);
@@ -123,8 +122,7 @@ class HeaderReader {
       fail(ErrorCode::unsupported, fmt::format("unknown safetensors dtype '{}'", *raw.dtype), name);
     if (raw.shape.count > ctx_.limits.max_dims)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("rank {} exceeds the limit of {}", raw.shape.count, ctx_.limits.max_dims),
-           name);
+           limit_message("rank", raw.shape.count, "max_dims", ctx_.limits.max_dims), name);
     if (!raw.shape.all_unsigned)
       fail(ErrorCode::invalid_format, "shape holds a value that is not a non-negative integer",
            name);

@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
-#include "formats/truncated.hpp"
 #include "formats/zip/inflated_source.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -105,8 +105,8 @@ class Reader {
       dir = zip64_directory(eocd_offset);
     if (dir.size > limits_.max_header_bytes)
       fail(ErrorCode::limit_exceeded,
-           fmt::format("central directory of {} bytes exceeds max_header_bytes ({})", dir.size,
-                       limits_.max_header_bytes),
+           limit_message("central directory size", dir.size, "max_header_bytes",
+                         limits_.max_header_bytes),
            eocd_offset);
     if (!range_inside(dir.offset, dir.size, eocd_offset))
       fail(ErrorCode::invalid_format,

@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
-#include "transform/quantize/awq_quantize.hpp"
-#include "transform/quantize/fp8_quantize.hpp"
-#include "transform/quantize/gptq_quantize.hpp"
-#include "transform/quantize/int4_quantize.hpp"
-#include "transform/quantize/int8_quantize.hpp"
+#include "transform/quantize/awq/awq_quantize.hpp"
+#include "transform/quantize/fp8/fp8_quantize.hpp"
+#include "transform/quantize/gptq/gptq_quantize.hpp"
+#include "transform/quantize/int4/int4_quantize.hpp"
+#include "transform/quantize/int8/int8_quantize.hpp"
 #include "transform/quantize/quantized_layout.hpp"
 #include "util/checked.hpp"
 

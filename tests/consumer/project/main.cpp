@@ -13,7 +13,7 @@ int main() {
   const float values[2] = {1.0f, 2.0f};
   file.append(reinterpret_cast<const char*>(values), sizeof values);
   auto memory = ballast::MemorySource::copy_of(std::as_bytes(std::span(file.data(), file.size())));
-  auto loader = ballast::create_weight_loader();
+  auto loader = ballast::make_weight_loader();
   auto t = loader->load_tensor({.name = "w", .source = ballast::WeightSource::memory(memory)});
   std::printf(
       "ballast %s (%d.%d.%d) loaded %s: %s [%lld]\n", std::string(ballast::version()).c_str(),

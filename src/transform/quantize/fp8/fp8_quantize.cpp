@@ -1,5 +1,5 @@
 // FP8 per-tensor quantization (see fp8_quantize.hpp).
-#include "transform/quantize/fp8_quantize.hpp"
+#include "transform/quantize/fp8/fp8_quantize.hpp"
 
 #include <algorithm>
 #include <cstdint>

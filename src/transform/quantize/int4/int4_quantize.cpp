@@ -1,5 +1,5 @@
 // INT4 grouped quantization (see int4_quantize.hpp).
-#include "transform/quantize/int4_quantize.hpp"
+#include "transform/quantize/int4/int4_quantize.hpp"
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // INT8 per-row quantization (see int8_quantize.hpp).
-#include "transform/quantize/int8_quantize.hpp"
+#include "transform/quantize/int8/int8_quantize.hpp"
 
 #include <cstdint>
 

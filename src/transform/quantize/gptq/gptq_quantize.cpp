@@ -1,5 +1,5 @@
 // GPTQ round-to-nearest packing (see gptq_quantize.hpp).
-#include "transform/quantize/gptq_quantize.hpp"
+#include "transform/quantize/gptq/gptq_quantize.hpp"
 
 #include <cstdint>
 

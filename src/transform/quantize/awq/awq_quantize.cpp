@@ -1,5 +1,5 @@
 // AWQ packing (see awq_quantize.hpp).
-#include "transform/quantize/awq_quantize.hpp"
+#include "transform/quantize/awq/awq_quantize.hpp"
 
 #include <cstdint>
 
