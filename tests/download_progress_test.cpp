@@ -31,7 +31,7 @@ TEST(DownloadProgress, RangedDownloadsReportBytesAsTheyArriveInOrder) {
     total = p.bytes_total;
   };
   const WeightSource source = WeightSource::url(nginx.url("files/m.safetensors"));
-  create_weight_loader(config)->preload(source);
+  make_weight_loader(config)->preload(source);
 
   std::lock_guard lock(mutex);
   ASSERT_FALSE(reports.empty());

@@ -57,7 +57,7 @@ TEST_F(TensorParallelCli, InspectShowsEachRanksReads) {
 
 TEST_F(TensorParallelCli, HashLoadAndConvertTakeTheShardStep) {
   const std::string steps = "shard:1/3:0:4+4";
-  auto expected = create_weight_loader()->load_tensor(
+  auto expected = make_weight_loader()->load_tensor(
       TensorSpec{.name = "w",
                  .source = WeightSource::file(file_),
                  .transformations = parse_transformations(steps)});
@@ -75,7 +75,7 @@ TEST_F(TensorParallelCli, HashLoadAndConvertTakeTheShardStep) {
   auto convert = ballast("convert " + shell_quote(file_.string()) + " " +
                          shell_quote(out.string()) + " --tensor w --transform " + steps);
   ASSERT_EQ(convert.exit_code, 0) << convert.err;
-  auto back = create_weight_loader()->load_tensor(
+  auto back = make_weight_loader()->load_tensor(
       TensorSpec{.name = "w", .source = WeightSource::file(out)});
   EXPECT_EQ(sha256_hex(*back), sha256_hex(*expected));
 }

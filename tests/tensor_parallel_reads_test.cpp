@@ -197,7 +197,7 @@ TEST(TensorParallelReads, HttpRankFetchesOnlyItsBytes) {
     for (const int dim : {0, 1})
       for (int rank = 0; rank < world; ++rank) {
         SCOPED_TRACE(fmt::format("world {} dim {} rank {}", world, dim, rank));
-        auto loader = create_weight_loader(config);
+        auto loader = make_weight_loader(config);
         server().clear_log();
         (void)loader->get_metadata(source);
         const uint64_t header = server().settled_body_bytes();

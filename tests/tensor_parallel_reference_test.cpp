@@ -115,7 +115,7 @@ class TensorParallelReference : public testing::Test {
   void expect_cases(const std::string& file, ReadMode mode) {
     WeightLoaderConfig config;
     config.read_mode = mode;
-    auto loader = create_weight_loader(config);
+    auto loader = make_weight_loader(config);
     const auto source = WeightSource::file(*dir_ / file);
     const auto meta = loader->get_metadata(source);
     size_t checked = 0;
@@ -157,7 +157,7 @@ TEST_F(TensorParallelReference, OnnxMatchesTorchChunk) {
 // A row shard then quantize:int8 (per-row scales) is the rank's rows of the whole tensor's
 // quantization: torch.chunk(10 rows, 3) gives rank 1 rows 4..7.
 TEST_F(TensorParallelReference, RowShardComposesWithQuantize) {
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   const auto source = WeightSource::file(*dir_ / "model.safetensors");
   auto load = [&](const std::string& steps) {
     return loader->load_tensor(TensorSpec{
@@ -190,7 +190,7 @@ TEST(TensorParallelGguf, MatchesTorchChunkOfTheWholeTensor) {
   const std::vector<Case> cases = {{"f32_3d_2x3x4", 0, ""},       {"f32_3d_2x3x4", 1, ""},
                                    {"f32_3d_2x3x4", 2, ""},       {"bf16_4x256", 1, "cast:f32"},
                                    {"q8_0_4x256", 0, "cast:f32"}, {"q4_0_4x256", 0, "cast:f32"}};
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   json jobs = json::array();
   for (size_t i = 0; i < cases.size(); ++i) {
     auto whole =
@@ -219,7 +219,7 @@ TEST(TensorParallelGguf, MatchesTorchChunkOfTheWholeTensor) {
 
 TEST(TensorParallelGguf, BlockQuantizedRowsSplitAndColumnsAreRefused) {
   BALLAST_REQUIRE_GOLDEN();
-  auto loader = create_weight_loader();
+  auto loader = make_weight_loader();
   const auto source = WeightSource::file(*golden_dir() / "gguf/all_types.gguf");
   auto load = [&](const std::string& steps) {
     return loader->load_tensor(TensorSpec{

@@ -54,7 +54,7 @@ TEST_F(TensorParallelS3, RankFetchesOnlyItsBytes) {
   for (const int dim : {0, 1})
     for (int rank = 0; rank < 4; ++rank) {
       SCOPED_TRACE(fmt::format("dim {} rank {}", dim, rank));
-      auto loader = create_weight_loader(config);
+      auto loader = make_weight_loader(config);
       (void)loader->get_metadata(source);
       server().clear_log();
       auto t = loader->load_tensor(TensorSpec{
