@@ -75,8 +75,8 @@ TEST_F(TensorParallelCli, HashLoadAndConvertTakeTheShardStep) {
   auto convert = ballast("convert " + shell_quote(file_.string()) + " " +
                          shell_quote(out.string()) + " --tensor w --transform " + steps);
   ASSERT_EQ(convert.exit_code, 0) << convert.err;
-  auto back = make_weight_loader()->load_tensor(
-      TensorSpec{.name = "w", .source = WeightSource::file(out)});
+  auto back =
+      make_weight_loader()->load_tensor(TensorSpec{.name = "w", .source = WeightSource::file(out)});
   EXPECT_EQ(sha256_hex(*back), sha256_hex(*expected));
 }
 
