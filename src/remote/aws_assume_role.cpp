@@ -75,16 +75,7 @@ AwsCredentials fetch_assumed_role_credentials(const AwsAssumeRoleSettings& setti
                 fmt::format("{}: AssumeRole answered HTTP {}{}, signed with {}", provider,
                             answer.status, aws_error_detail(answer.body), source.description()),
                 {.source = redact_url(settings.sts_endpoint)});
-  const std::string result = aws_xml_field(answer.body, "Credentials");
-  AwsCredentials c{aws_xml_field(result, "AccessKeyId"), aws_xml_field(result, "SecretAccessKey"),
-                   aws_xml_field(result, "SessionToken"),
-                   parse_aws_time(aws_xml_field(result, "Expiration"))};
-  if (!c.expiration)
-    throw Error(ErrorCode::auth,
-                fmt::format("{}: the answer has no Credentials with an Expiration", provider),
-                {.source = redact_url(settings.sts_endpoint)});
-  check_aws_credentials(c, provider);
-  return c;
+  return aws_sts_credentials(answer.body, provider, settings.sts_endpoint);
 }
 
 }  // namespace ballast

@@ -49,6 +49,20 @@ std::string aws_xml_field(const std::string& body, std::string_view name) {
   return body.substr(start + open.size(), end - start - open.size());
 }
 
+AwsCredentials aws_sts_credentials(const std::string& body, const std::string& provider,
+                                   const std::string& endpoint) {
+  const std::string result = aws_xml_field(body, "Credentials");
+  AwsCredentials c{aws_xml_field(result, "AccessKeyId"), aws_xml_field(result, "SecretAccessKey"),
+                   aws_xml_field(result, "SessionToken"),
+                   parse_aws_time(aws_xml_field(result, "Expiration"))};
+  if (!c.expiration)
+    throw Error(ErrorCode::auth,
+                fmt::format("{}: the answer has no Credentials with an Expiration", provider),
+                {.source = redact_url(endpoint)});
+  check_aws_credentials(c, provider);
+  return c;
+}
+
 AwsHttpAnswer aws_http(const AwsHttpRequest& request, const std::string& provider) {
   static const bool initialised = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
   if (!initialised) throw Error(ErrorCode::network, "libcurl could not be initialised");

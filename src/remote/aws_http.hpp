@@ -39,6 +39,12 @@ AwsHttpAnswer aws_http(const AwsHttpRequest& request, const std::string& provide
 // The text of the first <name>...</name> in an XML answer (STS, S3), "" when there is none.
 std::string aws_xml_field(const std::string& body, std::string_view name);
 
+// The temporary credentials in an STS answer (AssumeRole, AssumeRoleWithWebIdentity): its
+// <Credentials>, which must carry an Expiration and a whole key pair, else Error(auth) naming
+// `provider` and the (redacted) `endpoint`.
+AwsCredentials aws_sts_credentials(const std::string& body, const std::string& provider,
+                                   const std::string& endpoint);
+
 // A short, printable excerpt of an error answer for messages, " (CODE: message)" (at most 200
 // bytes of the S3/STS <Code> and <Message> or the JSON "message"), or "" when there is none.
 std::string aws_error_detail(const std::string& body);

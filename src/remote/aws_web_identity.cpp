@@ -71,16 +71,7 @@ AwsCredentials fetch_web_identity_credentials(const AwsWebIdentitySettings& sett
                 fmt::format("{}: AssumeRoleWithWebIdentity answered HTTP {}{}", provider,
                             answer.status, aws_error_detail(answer.body)),
                 {.source = redact_url(settings.sts_endpoint)});
-  const std::string result = aws_xml_field(answer.body, "Credentials");
-  AwsCredentials c{aws_xml_field(result, "AccessKeyId"), aws_xml_field(result, "SecretAccessKey"),
-                   aws_xml_field(result, "SessionToken"),
-                   parse_aws_time(aws_xml_field(result, "Expiration"))};
-  if (!c.expiration)
-    throw Error(ErrorCode::auth,
-                fmt::format("{}: the answer has no Credentials with an Expiration", provider),
-                {.source = redact_url(settings.sts_endpoint)});
-  check_aws_credentials(c, provider);
-  return c;
+  return aws_sts_credentials(answer.body, provider, settings.sts_endpoint);
 }
 
 }  // namespace ballast
