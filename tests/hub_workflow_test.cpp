@@ -281,6 +281,10 @@ TEST_F(HubWorkflow, AQuantizationTagFetchesItsGgufFilesSplitSetsWhole) {
   fs::copy_file(gguf / "merged_by_gguf_split.gguf", repo / "model-Q8_0.gguf");
   fs::copy_file(gguf / "merged_by_gguf_split.gguf", repo / "mmproj-model-f16.gguf");
   write_file(repo / "README.md", "# model\n");
+  // A tag is available when it names the repo's GGUF file(s).
+  auto loader = make_weight_loader();
+  EXPECT_TRUE(loader->is_available(parse_source_uri("hf://org/model-GGUF:Q4_K_M")));
+  EXPECT_FALSE(loader->is_available(parse_source_uri("hf://org/model-GGUF:Q2_K")));
   const CommandResult r = cli("fetch hf://org/model-GGUF:q4_k_m");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path snap = snapshot(cache(), "org/model-GGUF");

@@ -71,6 +71,14 @@ std::vector<std::string> HubStore::expand(const std::string& object) {
 bool HubStore::exists(const std::string& object) {
   auto hub = this->hub();
   if (!object.empty()) return hub->exists(revision_, object);
+  if (!source_.quant_tag.empty()) {  // a tag exists when it names the repo's GGUF file(s)
+    try {
+      return !list_hub_gguf_files(*hub, revision_, source_.quant_tag).paths.empty();
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::not_found) return false;
+      throw;
+    }
+  }
   return hub->exists(revision_, "model.safetensors.index.json") ||
          hub->exists(revision_, "model.safetensors");
 }
