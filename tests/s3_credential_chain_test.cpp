@@ -231,7 +231,9 @@ TEST_F(AwsCredentialChainTest, CredentialProcessDocumentsAndFailures) {
       {"sleep 30", "did not finish in time"},
   };
   for (const auto& [command, message] : cases) {
-    Error e = error_of([&] { run_credential_process(command, "credential_process of test", 1); });
+    Error e = error_of([&, &command = command] {
+      run_credential_process(command, "credential_process of test", 1);
+    });
     EXPECT_EQ(e.code(), ErrorCode::auth) << command;
     EXPECT_TRUE(std::string(e.what()).starts_with("auth: credential_process of test: "))
         << e.what();
