@@ -212,9 +212,9 @@ class HubReads : public testing::Test {
                          shell_quote("import urllib.request,sys; sys.stdout.write(urllib.request."
                                      "urlopen('" +
                                      endpoint_ + "/stats').read().decode())"));
+    const json stats = json::parse(r.out);  // alive for the loop (items() is a view)
     uint64_t total = 0;
-    for (const auto& [file, bytes] : json::parse(r.out)["cdn_bytes"].items())
-      total += bytes.get<uint64_t>();
+    for (const auto& [file, bytes] : stats["cdn_bytes"].items()) total += bytes.get<uint64_t>();
     return total;
   }
 
