@@ -22,16 +22,6 @@
 namespace ballast::test {
 namespace {
 
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an error";
-  return Error(ErrorCode::io, "no error");
-}
-
 std::string iso_in(std::chrono::seconds from_now) {
   const time_t t = AwsClock::to_time_t(AwsClock::now() + from_now);
   tm parts{};
@@ -41,18 +31,8 @@ std::string iso_in(std::chrono::seconds from_now) {
   return text;
 }
 
-class AwsCredentialChainTest : public testing::Test {
+class AwsCredentialChainTest : public AwsIsolatedTest {
  protected:
-  void SetUp() override {
-    clear_aws_environment();
-    if (const char* home = std::getenv("HOME")) saved_home_ = home;
-    setenv("HOME", home_.path().c_str(), 1);
-  }
-  void TearDown() override {
-    clear_aws_environment();
-    setenv("HOME", saved_home_.c_str(), 1);
-  }
-
   std::shared_ptr<AwsCredentialProvider> chain() {
     return aws_default_credentials(load_aws_profile(), "us-west-2", "s3://b/k");
   }
@@ -68,9 +48,6 @@ class AwsCredentialChainTest : public testing::Test {
     const std::string text = read_file(home_ / "runs");
     return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
   }
-
-  TempDir home_;
-  std::string saved_home_;
 };
 
 TEST(AwsTime, ParsesTheFormsAwsWritesAndNothingElse) {

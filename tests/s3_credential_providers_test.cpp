@@ -55,16 +55,6 @@ class CredentialStandIn {
   int port_ = 0;
 };
 
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an error";
-  return Error(ErrorCode::io, "no error");
-}
-
 WeightLoaderConfig remote_config() {
   WeightLoaderConfig config;
   config.enable_caching = false;
@@ -75,21 +65,15 @@ WeightLoaderConfig remote_config() {
 
 // Each test starts with no credentials, the server's endpoint and region, an empty HOME and
 // instance metadata off.
-class S3CredentialProvidersTest : public testing::Test {
+class S3CredentialProvidersTest : public AwsIsolatedTest {
  protected:
   void SetUp() override {
-    if (const char* home = std::getenv("HOME")) saved_home_ = home;
-    setenv("HOME", home_.path().c_str(), 1);
-    clear_aws_environment();
+    AwsIsolatedTest::SetUp();
     BALLAST_REQUIRE_S3(server());
     if (!stand_in_.available()) BALLAST_MISSING("aws_credentials_server.py did not start");
     setenv("AWS_REGION", S3Server::kRegion, 1);
     setenv("AWS_ENDPOINT_URL_S3", server().endpoint().c_str(), 1);
     server().put("models", "creds.safetensors", safetensors_file({{"x", "U8", {4}, "abcd"}}));
-  }
-  void TearDown() override {
-    clear_aws_environment();
-    setenv("HOME", saved_home_.c_str(), 1);
   }
 
   // Loads the tensor: a HEAD-less ranged load, every request signed.
@@ -106,8 +90,6 @@ class S3CredentialProvidersTest : public testing::Test {
     return n;
   }
 
-  TempDir home_;
-  std::string saved_home_;
   CredentialStandIn stand_in_;
 };
 

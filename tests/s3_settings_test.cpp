@@ -16,21 +16,12 @@ namespace {
 
 // Every test starts from an environment with no AWS settings, an empty HOME and unsigned
 // requests asked for (AWS_NO_SIGN_REQUEST; the tests of credentials unset it).
-class S3SettingsTest : public testing::Test {
+class S3SettingsTest : public AwsIsolatedTest {
  protected:
   void SetUp() override {
-    clear_aws_environment();
+    AwsIsolatedTest::SetUp();
     setenv("AWS_NO_SIGN_REQUEST", "true", 1);
-    if (const char* home = std::getenv("HOME")) saved_home_ = home;
-    setenv("HOME", home_.path().c_str(), 1);
   }
-  void TearDown() override {
-    clear_aws_environment();
-    setenv("HOME", saved_home_.c_str(), 1);
-  }
-
-  TempDir home_;
-  std::string saved_home_;
 };
 
 S3Source source(std::optional<std::string> region = {}, std::optional<std::string> endpoint = {}) {

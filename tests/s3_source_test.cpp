@@ -40,42 +40,23 @@ std::string pattern(size_t n, int seed) {
   return s;
 }
 
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an error";
-  return Error(ErrorCode::io, "no error");
-}
-
 // Each test starts with the long-term keys in the environment, the server's endpoint and
 // region, and an empty HOME (no ~/.aws of the machine's).
-class S3SourceTest : public testing::Test {
+class S3SourceTest : public AwsIsolatedTest {
  protected:
   void SetUp() override {
-    if (const char* home = std::getenv("HOME")) saved_home_ = home;
-    setenv("HOME", home_.path().c_str(), 1);
-    clear_aws_environment();
+    AwsIsolatedTest::SetUp();
     BALLAST_REQUIRE_S3(server());
     setenv("AWS_ACCESS_KEY_ID", S3Server::kKeys.access_key.c_str(), 1);
     setenv("AWS_SECRET_ACCESS_KEY", S3Server::kKeys.secret_key.c_str(), 1);
     setenv("AWS_REGION", S3Server::kRegion, 1);
     setenv("AWS_ENDPOINT_URL", server().endpoint().c_str(), 1);
   }
-  void TearDown() override {
-    clear_aws_environment();
-    setenv("HOME", saved_home_.c_str(), 1);
-  }
 
   std::string hash_of(const WeightSource& source, const std::string& name) {
     auto loader = make_weight_loader(remote_config());
     return sha256_hex(*loader->load_tensor(TensorSpec{.name = name, .source = source}));
   }
-
-  TempDir home_;
-  std::string saved_home_;
 };
 
 // One test for the whole corpus: every test process starts its own server, and the corpus is

@@ -19,25 +19,16 @@ S3Server& server() { return process_wide<S3Server>(); }
 
 // Long-term keys, the server's endpoint and region, and an empty HOME (no ~/.aws of the
 // machine's), as in s3_source_test.
-class TensorParallelS3 : public testing::Test {
+class TensorParallelS3 : public AwsIsolatedTest {
  protected:
   void SetUp() override {
-    if (const char* home = std::getenv("HOME")) saved_home_ = home;
-    setenv("HOME", home_.path().c_str(), 1);
-    clear_aws_environment();
+    AwsIsolatedTest::SetUp();
     BALLAST_REQUIRE_S3(server());
     setenv("AWS_ACCESS_KEY_ID", S3Server::kKeys.access_key.c_str(), 1);
     setenv("AWS_SECRET_ACCESS_KEY", S3Server::kKeys.secret_key.c_str(), 1);
     setenv("AWS_REGION", S3Server::kRegion, 1);
     setenv("AWS_ENDPOINT_URL", server().endpoint().c_str(), 1);
   }
-  void TearDown() override {
-    clear_aws_environment();
-    setenv("HOME", saved_home_.c_str(), 1);
-  }
-
-  TempDir home_;
-  std::string saved_home_;
 };
 
 TEST_F(TensorParallelS3, RankFetchesOnlyItsBytes) {

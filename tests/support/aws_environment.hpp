@@ -1,10 +1,16 @@
 // Clearing every AWS setting ballast's S3 source reads from the environment, so S3 tests start
 // from a known state whatever the machine has set; instance metadata is turned off, so no test
 // asks 169.254.169.254 (the tests that want it point AWS_EC2_METADATA_SERVICE_ENDPOINT at a
-// stand-in and unset AWS_EC2_METADATA_DISABLED).
+// stand-in and unset AWS_EC2_METADATA_DISABLED). AwsIsolatedTest is the fixture that does it
+// for each test, with an empty HOME.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
+
+#include <string>
+
+#include "support/test_support.hpp"
 
 namespace ballast::test {
 
@@ -38,5 +44,25 @@ inline void clear_aws_environment() {
   for (const char* name : kAwsVariables) unsetenv(name);
   setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
 }
+
+// Each test starts with the AWS settings cleared and HOME an empty folder, `home_` (no ~/.aws
+// of the machine's); both are restored after it. Fixtures that derive call SetUp() first.
+class AwsIsolatedTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* home = std::getenv("HOME")) saved_home_ = home;
+    setenv("HOME", home_.path().c_str(), 1);
+    clear_aws_environment();
+  }
+  void TearDown() override {
+    clear_aws_environment();
+    setenv("HOME", saved_home_.c_str(), 1);
+  }
+
+  TempDir home_;
+
+ private:
+  std::string saved_home_;
+};
 
 }  // namespace ballast::test

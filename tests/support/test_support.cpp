@@ -102,6 +102,16 @@ std::string run_python(const std::string& program, const std::vector<std::string
   return r.out;
 }
 
+Error error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an error";
+  return Error(ErrorCode::io, "no error");
+}
+
 ErrorCode error_code_of(const std::function<void()>& call, const std::string& what_was_expected) {
   try {
     call();

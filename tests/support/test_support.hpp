@@ -74,6 +74,8 @@ bool python_has(const std::string& module);
 std::string run_python(const std::string& program, const std::vector<std::string>& args = {},
                        const std::string& interpreter = kDebianPython);
 
+// The ballast::Error that `call` throws; when it throws none, a test failure and an io error.
+Error error_of(const std::function<void()>& call);
 // The code of the ballast::Error that `call` throws; when it throws none, a test failure
 // (naming `what_was_expected`) and ErrorCode::io.
 ErrorCode error_code_of(const std::function<void()>& call, const std::string& what_was_expected);
