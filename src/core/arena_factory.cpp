@@ -2,11 +2,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include <fmt/format.h>
-
 #include "ballast/arena.hpp"
-#include "ballast/error.hpp"
 #include "ballast/storage.hpp"
+#include "core/arena_space.hpp"
 
 namespace ballast {
 namespace {
@@ -19,21 +17,8 @@ class ArenaTensorFactory final : public TensorFactory {
   Device device() const override { return Device::cpu(); }
 
   std::shared_ptr<Storage> allocate(uint64_t nbytes, size_t alignment) override {
-    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("alignment {} is not a power of two", alignment));
-    const auto base = reinterpret_cast<uintptr_t>(block_.data());
-    uint64_t used = used_.load(std::memory_order_relaxed);
-    uint64_t at = 0;
-    do {
-      // base + used stays inside the block, so neither sum can wrap.
-      at = ((base + used + alignment - 1) & ~(uintptr_t{alignment} - 1)) - base;
-      if (at > block_.size() || nbytes > block_.size() - at)
-        throw Error(ErrorCode::limit_exceeded,
-                    fmt::format("the arena has {} of its {} bytes left: {} bytes aligned to {} "
-                                "do not fit",
-                                block_.size() - used, block_.size(), nbytes, alignment));
-    } while (!used_.compare_exchange_weak(used, at + nbytes, std::memory_order_relaxed));
+    const uint64_t at = claim_arena_space(used_, reinterpret_cast<uintptr_t>(block_.data()),
+                                          block_.size(), nbytes, alignment);
     std::function<void()> release;
     if (owner_) release = [owner = owner_] {};
     return make_borrowed_storage(block_.data() + at, nbytes, std::move(release));

@@ -12,9 +12,11 @@
 
 #include <fmt/format.h>
 
+#include "ballast/cuda.hpp"
 #include "ballast/error.hpp"
 #include "loader/batch_plan.hpp"
 #include "loader/checkpoint_cache.hpp"
+#include "loader/device_load.hpp"
 #include "loader/mapping_policy.hpp"
 #include "loader/materialize.hpp"
 #include "loader/preload.hpp"
@@ -108,6 +110,7 @@ class DefaultLoader final : public WeightLoader {
     caps.sources = {"file", "memory", "url", "huggingface", "s3"};
     caps.transformations = {"transpose", "reshape", "cast", "slice", "scale", "quantize"};
     caps.devices = {Device::Kind::cpu};
+    if (cuda_device_count() > 0) caps.devices.push_back(Device::Kind::cuda);
     for (const auto& f : config_.factories)
       if (f && !f->device().is_host()) caps.devices.push_back(f->device().kind);
     caps.max_tensor_size = config_.limits.max_tensor_bytes;
@@ -123,10 +126,18 @@ class DefaultLoader final : public WeightLoader {
     return std::max(1u, std::thread::hardware_concurrency());
   }
 
+  // A CUDA device without a configured factory gets cudaMalloc'd tensors (made once per device;
+  // throws not_found / unsupported naming the device where it cannot be used).
   TensorFactory& factory_for(Device device, const std::string& tensor) {
     for (const auto& f : config_.factories)
       if (f && f->device() == device) return *f;
     if (device.is_host()) return *cpu_tensor_factory();
+    if (device.kind == Device::Kind::cuda) {
+      std::lock_guard lock(device_factories_mutex_);
+      auto& factory = device_factories_[device];
+      if (!factory) factory = make_cuda_tensor_factory(device.index);
+      return *factory;
+    }
     throw Error(ErrorCode::unsupported,
                 fmt::format("no TensorFactory for device {} (pass one in "
                             "WeightLoaderConfig::factories)",
@@ -220,6 +231,9 @@ class DefaultLoader final : public WeightLoader {
 
   TensorRef finish(const PreparedLoad& p) {
     return naming_errors(p, [&]() -> TensorRef {
+      if (auto* device = dynamic_cast<DeviceTensorFactory*>(p.device_factory))
+        return load_to_device(p, *device, device_uploads_.uploader_for(device->backend()),
+                              materialize_options(p));
       auto host = materialize(p.plan, p.name, materialize_options(p));
       if (p.device.is_host()) return host;
       if (!host->parts().empty())
@@ -298,6 +312,11 @@ class DefaultLoader final : public WeightLoader {
   WeightLoaderConfig config_;
   CheckpointCache checkpoints_;
   MappingPolicy mappings_{config_.read_mode, config_.mapped_writes};
+  std::mutex device_factories_mutex_;
+  std::map<Device, std::shared_ptr<TensorFactory>> device_factories_;
+  // Device loads share one pinned ring per device, within the staging budget.
+  DeviceUploads device_uploads_{
+      {.staging_bytes = config_.max_staging_bytes, .chunk_bytes = config_.read_chunk_bytes}};
   ThreadPool pool_;  // last: its destructor drains tasks that use the members above
 };
 

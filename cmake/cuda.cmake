@@ -1,0 +1,32 @@
+# The optional CUDA backend (src/cuda/). BALLAST_CUDA=AUTO builds it when the CUDA toolkit is
+# found, ON requires it, OFF leaves it out. The backend is host C++ against the CUDA runtime,
+# linked statically (CUDA::cudart_static), so the same binaries run on machines without a GPU
+# or driver: a cuda(n) load there fails with a clear not_found. Device kernels (src/cuda/kernels,
+# .cu files) are compiled by nvcc only when the CUDA language is available.
+set(BALLAST_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO, ON or OFF")
+set_property(CACHE BALLAST_CUDA PROPERTY STRINGS AUTO ON OFF)
+
+set(BALLAST_HAVE_CUDA OFF)
+if(NOT BALLAST_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  find_package(CUDAToolkit QUIET)
+  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    # nvcc compiles .cu files with GCC also when the C++ compiler is clang (the asan preset).
+    if(NOT DEFINED CMAKE_CUDA_HOST_COMPILER AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      find_program(BALLAST_GXX g++ REQUIRED)
+      set(CMAKE_CUDA_HOST_COMPILER ${BALLAST_GXX})
+    endif()
+    enable_language(CUDA)
+    set(BALLAST_HAVE_CUDA ON)
+    message(STATUS "CUDA backend: on (CUDA ${CUDAToolkit_VERSION}, architectures "
+                   "${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(BALLAST_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "BALLAST_CUDA=ON but no CUDA toolkit (nvcc) was found")
+  else()
+    message(STATUS "CUDA backend: off (no CUDA toolkit found)")
+  endif()
+endif()

@@ -1,0 +1,142 @@
+// The CUDA runtime DeviceBackend (see cuda_backend.hpp): cudaMalloc'd tensors, cudaHostAlloc'd
+// staging, cudaMemcpyAsync on non-blocking streams, events without timing.
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
+#include "cuda/cuda_backend.hpp"
+
+namespace ballast {
+namespace {
+
+[[noreturn]] void fail(cudaError_t status, int index, const char* what) {
+  const ErrorCode code =
+      status == cudaErrorMemoryAllocation ? ErrorCode::limit_exceeded : ErrorCode::io;
+  throw Error(code, fmt::format("{} on {} failed: {} ({})", what, to_string(Device::cuda(index)),
+                                cudaGetErrorString(status), cudaGetErrorName(status)));
+}
+
+class CudaBackend final : public DeviceBackend {
+ public:
+  explicit CudaBackend(int index) : index_(index) {}
+
+  Device device() const override { return Device::cuda(index_); }
+
+  std::byte* allocate_device(uint64_t nbytes) override {
+    use_device();
+    void* memory = nullptr;
+    check(cudaMalloc(&memory, std::max<uint64_t>(nbytes, 1)), "cudaMalloc");
+    return static_cast<std::byte*>(memory);
+  }
+  void free_device(std::byte* memory) noexcept override {
+    use_device();
+    cudaFree(memory);
+  }
+
+  DeviceStream create_stream() override {
+    use_device();
+    cudaStream_t stream = nullptr;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    return stream;
+  }
+  void destroy_stream(DeviceStream stream) noexcept override {
+    cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  }
+  DeviceEvent create_event() override {
+    use_device();
+    cudaEvent_t event = nullptr;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+    return event;
+  }
+  void destroy_event(DeviceEvent event) noexcept override {
+    cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  }
+
+  void copy_to_device_async(std::byte* dst, const std::byte* src, uint64_t n,
+                            DeviceStream stream) override {
+    check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
+          "cudaMemcpyAsync");
+  }
+  void copy_to_device(std::byte* dst, const std::byte* src, uint64_t n) override {
+    use_device();
+    check(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  void copy_to_host(std::byte* dst, const std::byte* src, uint64_t n) override {
+    use_device();
+    check(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  }
+
+  void record_event(DeviceEvent event, DeviceStream stream) override {
+    check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+          "cudaEventRecord");
+  }
+  void synchronize_event(DeviceEvent event) override {
+    check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+  }
+  void synchronize_stream(DeviceStream stream) override {
+    check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+  }
+
+  // Device casts come from the kernels library (src/cuda/kernels) once it is linked in.
+  bool can_cast(DType, DType) const override { return false; }
+  void cast_async(DType from, const std::byte*, DType to, std::byte*, uint64_t,
+                  DeviceStream) override {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("no device kernel casts {} to {} on {}", dtype_name(from),
+                            dtype_name(to), to_string(device())));
+  }
+
+ protected:
+  std::byte* allocate_pinned_memory(uint64_t nbytes) override {
+    use_device();
+    void* memory = nullptr;
+    check(cudaHostAlloc(&memory, std::max<uint64_t>(nbytes, 1), cudaHostAllocDefault),
+          "cudaHostAlloc");
+    return static_cast<std::byte*>(memory);
+  }
+  void free_pinned_memory(std::byte* memory) noexcept override { cudaFreeHost(memory); }
+
+ private:
+  // The runtime's current device is per thread; the loader's workers may touch several.
+  void use_device() const { check(cudaSetDevice(index_), "cudaSetDevice"); }
+  void check(cudaError_t status, const char* what) const {
+    if (status != cudaSuccess) fail(status, index_, what);
+  }
+
+  int index_;
+};
+
+}  // namespace
+
+bool cuda_compiled_in() { return true; }
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
+
+std::shared_ptr<DeviceBackend> cuda_backend(int index) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  const std::string name = to_string(Device::cuda(index));
+  if (status != cudaSuccess)
+    throw Error(ErrorCode::not_found, fmt::format("cannot load to {}: no usable CUDA device ({})",
+                                                  name, cudaGetErrorString(status)));
+  if (index < 0 || index >= count)
+    throw Error(
+        ErrorCode::not_found,
+        fmt::format("cannot load to {}: the CUDA driver reports {} device(s)", name, count));
+  static std::mutex mutex;
+  static std::map<int, std::shared_ptr<DeviceBackend>> opened;
+  std::lock_guard lock(mutex);
+  auto& backend = opened[index];
+  if (!backend) backend = std::make_shared<CudaBackend>(index);
+  return backend;
+}
+
+}  // namespace ballast

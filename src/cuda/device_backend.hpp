@@ -1,0 +1,73 @@
+// DeviceBackend: the few device operations the host-to-device pipeline needs (device and pinned
+// host memory, asynchronous copies on streams, events, device-side casts), behind one
+// interface with two implementations: the CUDA runtime (cuda_backend.hpp) and host memory
+// standing in for a device (host_device_backend.hpp), which runs each stream's work on its own
+// thread so the pipeline's asynchrony and ordering are real when it is tested on the CPU.
+//
+// Streams and events are opaque handles (a cudaStream_t / cudaEvent_t for CUDA). Every call
+// that fails throws ballast::Error naming the device.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "ballast/device.hpp"
+#include "ballast/dtype.hpp"
+
+namespace ballast {
+
+using DeviceStream = void*;
+using DeviceEvent = void*;
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+
+  virtual Device device() const = 0;
+
+  // Device memory for tensors and device-side scratch.
+  virtual std::byte* allocate_device(uint64_t nbytes) = 0;
+  virtual void free_device(std::byte* memory) noexcept = 0;
+
+  // Page-locked host memory the device copies from asynchronously; counted, so the pipeline's
+  // staging can be checked against its budget.
+  std::byte* allocate_pinned(uint64_t nbytes);
+  void free_pinned(std::byte* memory, uint64_t nbytes) noexcept;
+  uint64_t pinned_bytes() const { return pinned_.load(); }
+  uint64_t peak_pinned_bytes() const { return peak_pinned_.load(); }
+
+  virtual DeviceStream create_stream() = 0;
+  virtual void destroy_stream(DeviceStream stream) noexcept = 0;
+  virtual DeviceEvent create_event() = 0;
+  virtual void destroy_event(DeviceEvent event) noexcept = 0;
+
+  // Queues a copy of n bytes from pinned host memory to device memory on `stream`.
+  virtual void copy_to_device_async(std::byte* dst, const std::byte* src, uint64_t n,
+                                    DeviceStream stream) = 0;
+  // Copies n bytes of any host memory to the device and returns when they are there.
+  virtual void copy_to_device(std::byte* dst, const std::byte* src, uint64_t n) = 0;
+  // Copies n bytes of device memory back to the host (tests, checks) and waits.
+  virtual void copy_to_host(std::byte* dst, const std::byte* src, uint64_t n) = 0;
+
+  // The event completes once the work queued on `stream` before it has.
+  virtual void record_event(DeviceEvent event, DeviceStream stream) = 0;
+  virtual void synchronize_event(DeviceEvent event) = 0;
+  virtual void synchronize_stream(DeviceStream stream) = 0;
+
+  // Device-side casts of `count` contiguous elements (src and dst in device memory), queued on
+  // `stream`. can_cast false: the caller converts on the host before the upload.
+  virtual bool can_cast(DType from, DType to) const = 0;
+  virtual void cast_async(DType from, const std::byte* src, DType to, std::byte* dst,
+                          uint64_t count, DeviceStream stream) = 0;
+
+ protected:
+  virtual std::byte* allocate_pinned_memory(uint64_t nbytes) = 0;
+  virtual void free_pinned_memory(std::byte* memory) noexcept = 0;
+
+ private:
+  std::atomic<uint64_t> pinned_{0};
+  std::atomic<uint64_t> peak_pinned_{0};
+};
+
+}  // namespace ballast

@@ -1,0 +1,94 @@
+// The host-to-device pipeline (see device_upload.hpp).
+#include "cuda/device_upload.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace ballast {
+namespace {
+
+// The slot size: the chunk, but small enough that two slots fit the budget (one filling while
+// the other's copy runs), in whole 4 KiB pages (O_DIRECT reads land in slots).
+uint64_t slot_bytes_for(const DeviceUploaderOptions& options) {
+  constexpr uint64_t kPage = 4096;
+  const uint64_t bytes = std::min(options.chunk_bytes, options.staging_bytes / 2);
+  return std::max(bytes / kPage * kPage, kPage);
+}
+
+bool plain_element_type(DType dtype) {
+  const DTypeInfo& info = dtype_info(dtype);
+  return info.block_elements == 1 && info.block_bytes >= 1;
+}
+
+}  // namespace
+
+DeviceUploader::DeviceUploader(std::shared_ptr<DeviceBackend> backend,
+                               DeviceUploaderOptions options)
+    : backend_(std::move(backend)),
+      ring_(backend_, options.staging_bytes, slot_bytes_for(options)) {
+  try {
+    for (unsigned i = 0; i < std::max(options.streams, 1u); ++i)
+      streams_.push_back(backend_->create_stream());
+  } catch (...) {
+    for (DeviceStream s : streams_) backend_->destroy_stream(s);
+    throw;
+  }
+}
+
+DeviceUploader::~DeviceUploader() {
+  for (DeviceStream s : streams_) {
+    try {
+      backend_->synchronize_stream(s);
+    } catch (...) {  // a failed device: nothing is left to wait for
+    }
+    backend_->destroy_stream(s);
+  }
+}
+
+bool DeviceUploader::can_cast(DType from, DType to) const {
+  return plain_element_type(from) && plain_element_type(to) && backend_->can_cast(from, to);
+}
+
+DeviceStream DeviceUploader::next_stream() {
+  return streams_[next_.fetch_add(1, std::memory_order_relaxed) % streams_.size()];
+}
+
+void DeviceUploader::upload(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
+                            std::optional<DeviceCast> cast) {
+  if (stored_bytes == 0) return;
+  // One stream per tensor: its chunks complete in order, so the last one's event is the
+  // tensor's; concurrent tensors spread over the streams.
+  DeviceStream stream = next_stream();
+  const uint64_t in_size = cast ? dtype_element_size(cast->from) : 1;
+  const uint64_t out_size = cast ? dtype_element_size(cast->to) : 1;
+  const uint64_t chunk = std::max(ring_.slot_bytes() / in_size * in_size, in_size);
+  StagingSlot* held = nullptr;
+  try {
+    for (uint64_t at = 0; at < stored_bytes; at += chunk) {
+      const uint64_t n = std::min(chunk, stored_bytes - at);
+      held = &ring_.acquire();
+      fill(at, {held->host, n});
+      if (cast) {
+        std::byte* stored = ring_.scratch(*held);
+        backend_->copy_to_device_async(stored, held->host, n, stream);
+        backend_->cast_async(cast->from, stored, cast->to, dst + at / in_size * out_size,
+                             n / in_size, stream);
+      } else {
+        backend_->copy_to_device_async(dst + at, held->host, n, stream);
+      }
+      backend_->record_event(held->event, stream);
+      const bool last = at + n >= stored_bytes;
+      if (last) backend_->synchronize_event(held->event);
+      ring_.release(*std::exchange(held, nullptr), !last);
+    }
+  } catch (...) {
+    try {
+      backend_->synchronize_stream(stream);  // no queued copy writes dst any longer
+    } catch (...) {  // the device failed: the first error is the one to report
+    }
+    if (held) ring_.release(*held, false);
+    throw;
+  }
+}
+
+}  // namespace ballast

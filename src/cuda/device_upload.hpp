@@ -1,0 +1,67 @@
+// DeviceUploader: the host-to-device pipeline. A tensor's bytes are produced on the host chunk
+// by chunk (read from storage by the caller's `fill`, straight into a pinned slot of the
+// staging ring: no second host copy) and each chunk is copied to the device asynchronously on
+// one of several streams while the next chunk is read, so storage reads overlap bus transfers.
+// A chunk may be cast on the device: its stored (smaller or equal) bytes cross the bus and a
+// device cast writes the converted elements into place. Pinned memory stays within the ring's
+// budget, whatever the tensor sizes. Thread-safe: concurrent uploads share the ring and the
+// streams.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cuda/device_backend.hpp"
+#include "cuda/staging_ring.hpp"
+
+namespace ballast {
+
+// Produces host bytes [offset, offset + out.size()) of a tensor's stored bytes into `out`.
+using HostFill = std::function<void(uint64_t offset, std::span<std::byte> out)>;
+
+struct DeviceCast {
+  DType from;
+  DType to;
+};
+
+struct DeviceUploaderOptions {
+  uint64_t staging_bytes = 64 << 20;  // pinned memory of the ring, all slots together
+  uint64_t chunk_bytes = 16 << 20;    // one slot; shrunk so that at least two fit the budget
+  unsigned streams = 4;
+};
+
+class DeviceUploader {
+ public:
+  DeviceUploader(std::shared_ptr<DeviceBackend> backend, DeviceUploaderOptions options);
+  DeviceUploader(const DeviceUploader&) = delete;
+  DeviceUploader& operator=(const DeviceUploader&) = delete;
+  ~DeviceUploader();
+
+  DeviceBackend& backend() const { return *backend_; }
+  const StagingRing& ring() const { return ring_; }
+
+  // Whether `upload` can convert from -> to on the device (plain element types only).
+  bool can_cast(DType from, DType to) const;
+
+  // Writes `stored_bytes` bytes that `fill` produces to device memory at `dst`, cast on the
+  // device when `cast` is set (dst then receives the converted elements). Returns once every
+  // byte is in place; when `fill` or the device fails, rethrows once no queued work writes dst
+  // or reads a slot any longer.
+  void upload(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
+              std::optional<DeviceCast> cast = std::nullopt);
+
+ private:
+  DeviceStream next_stream();
+
+  std::shared_ptr<DeviceBackend> backend_;
+  StagingRing ring_;
+  std::vector<DeviceStream> streams_;
+  std::atomic<size_t> next_{0};
+};
+
+}  // namespace ballast

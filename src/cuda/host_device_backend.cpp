@@ -1,0 +1,158 @@
+// The host-memory DeviceBackend (see host_device_backend.hpp).
+#include "cuda/host_device_backend.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "transform/cast.hpp"
+
+namespace ballast {
+namespace {
+
+constexpr size_t kAlignment = 256;  // as cudaMalloc's
+
+std::byte* allocate_aligned(uint64_t nbytes) {
+  return static_cast<std::byte*>(
+      ::operator new (std::max<uint64_t>(nbytes, 1), std::align_val_t{kAlignment}));
+}
+
+void free_aligned(std::byte* memory) noexcept {
+  ::operator delete (memory, std::align_val_t{kAlignment});
+}
+
+// One stream: its queued tasks run in order on its own thread.
+class HostStream {
+ public:
+  HostStream() : worker_([this] { run(); }) {}
+  ~HostStream() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+  HostStream(const HostStream&) = delete;
+  HostStream& operator=(const HostStream&) = delete;
+
+  void enqueue(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_all();
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, and every queued task has run
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::thread worker_;  // last: starts once the members above exist
+};
+
+// An event completes a recording once its stream has run the work queued before it.
+struct HostEvent {
+  std::mutex mutex;
+  std::condition_variable done;
+  uint64_t recorded = 0;
+  uint64_t completed = 0;
+};
+
+class HostDeviceBackend final : public DeviceBackend {
+ public:
+  explicit HostDeviceBackend(HostDeviceBackendOptions options) : options_(options) {}
+
+  Device device() const override { return options_.device; }
+
+  std::byte* allocate_device(uint64_t nbytes) override { return allocate_aligned(nbytes); }
+  void free_device(std::byte* memory) noexcept override { free_aligned(memory); }
+
+  DeviceStream create_stream() override { return new HostStream; }
+  void destroy_stream(DeviceStream stream) noexcept override {
+    delete static_cast<HostStream*>(stream);
+  }
+  DeviceEvent create_event() override { return new HostEvent; }
+  void destroy_event(DeviceEvent event) noexcept override { delete static_cast<HostEvent*>(event); }
+
+  void copy_to_device_async(std::byte* dst, const std::byte* src, uint64_t n,
+                            DeviceStream stream) override {
+    static_cast<HostStream*>(stream)->enqueue([dst, src, n, delay = options_.copy_delay] {
+      if (delay.count() > 0) std::this_thread::sleep_for(delay);
+      std::memcpy(dst, src, n);
+    });
+  }
+  void copy_to_device(std::byte* dst, const std::byte* src, uint64_t n) override {
+    std::memcpy(dst, src, n);
+  }
+  void copy_to_host(std::byte* dst, const std::byte* src, uint64_t n) override {
+    std::memcpy(dst, src, n);
+  }
+
+  void record_event(DeviceEvent event, DeviceStream stream) override {
+    auto* e = static_cast<HostEvent*>(event);
+    uint64_t generation = 0;
+    {
+      std::lock_guard lock(e->mutex);
+      generation = ++e->recorded;
+    }
+    static_cast<HostStream*>(stream)->enqueue([e, generation] {
+      {
+        std::lock_guard lock(e->mutex);
+        e->completed = std::max(e->completed, generation);
+      }
+      e->done.notify_all();
+    });
+  }
+  void synchronize_event(DeviceEvent event) override {
+    auto* e = static_cast<HostEvent*>(event);
+    std::unique_lock lock(e->mutex);
+    const uint64_t target = e->recorded;
+    e->done.wait(lock, [&] { return e->completed >= target; });
+  }
+  void synchronize_stream(DeviceStream stream) override {
+    HostEvent event;
+    record_event(&event, stream);
+    synchronize_event(&event);
+  }
+
+  bool can_cast(DType from, DType to) const override { return ballast::can_cast(from, to); }
+  void cast_async(DType from, const std::byte* src, DType to, std::byte* dst, uint64_t count,
+                  DeviceStream stream) override {
+    static_cast<HostStream*>(stream)->enqueue(
+        [=] { cast_elements(from, src, to, dst, static_cast<size_t>(count)); });
+  }
+
+ protected:
+  std::byte* allocate_pinned_memory(uint64_t nbytes) override { return allocate_aligned(nbytes); }
+  void free_pinned_memory(std::byte* memory) noexcept override { free_aligned(memory); }
+
+ private:
+  HostDeviceBackendOptions options_;
+};
+
+}  // namespace
+
+std::shared_ptr<DeviceBackend> make_host_device_backend(HostDeviceBackendOptions options) {
+  return std::make_shared<HostDeviceBackend>(options);
+}
+
+}  // namespace ballast
