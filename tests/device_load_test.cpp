@@ -1,0 +1,170 @@
+// Loads to a device through the loader, on the host-memory device backend standing in for
+// cuda:0: every read mode gives the bytes of a CPU load for many tensors (bigger than the
+// staging ring, tiny, zero-size) and for transforms (a cast on the device, a transpose and a
+// slice through the host), within the staging budget; streaming hands each tensor over
+// complete; a cancelled stream ends cleanly; the device arena places tensors in the caller's
+// block. Without a CUDA device, a cuda(n) load fails naming the device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "ballast/ballast.hpp"
+#include "ballast/cuda.hpp"
+#include "cuda/device_tensor_factory.hpp"
+#include "cuda/host_device_backend.hpp"
+#include "support/safetensors_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace ballast::test {
+namespace {
+
+constexpr uint64_t kStaging = 64 << 10;
+
+std::vector<float> values(size_t n, float start) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i % 1000) * 0.5f;
+  return v;
+}
+
+class DeviceLoadTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<StTensor> tensors = {{"big", "F32", {96, 1024}, f32_bytes(values(96 * 1024, 1))},
+                                     {"empty", "F32", {0, 4}, ""}};
+    for (int i = 0; i < 30; ++i) {
+      const size_t n = 1 + static_cast<size_t>(i * 797) % 3000;
+      tensors.push_back({"t" + std::to_string(i),
+                         "F32",
+                         {static_cast<int64_t>(n)},
+                         f32_bytes(values(n, static_cast<float>(i)))});
+    }
+    for (const auto& t : tensors) names_.push_back(t.name);
+    path_ = dir_ / "model.safetensors";
+    write_file(path_, safetensors_file(tensors));
+  }
+
+  WeightLoaderConfig config(ReadMode mode, std::shared_ptr<TensorFactory> factory) const {
+    return {.read_mode = mode,
+            .num_threads = 3,
+            .read_chunk_bytes = 16 << 10,
+            .max_staging_bytes = kStaging,
+            .factories = {std::move(factory)}};
+  }
+
+  std::vector<TensorSpec> specs(Device device, std::vector<Transformation> steps = {}) const {
+    std::vector<TensorSpec> out;
+    for (const auto& name : names_)
+      out.push_back({.name = name,
+                     .device = device,
+                     .source = WeightSource::file(path_),
+                     .transformations = steps});
+    return out;
+  }
+
+  // The device tensor's bytes, read back, equal the CPU load's.
+  void expect_same(DeviceBackend& backend, const Tensor& device, const Tensor& host) const {
+    ASSERT_EQ(device.device(), Device::cuda(0)) << host.name();
+    EXPECT_EQ(device.storage()->kind(), StorageKind::device_buffer) << host.name();
+    EXPECT_EQ(device.dtype(), host.dtype()) << host.name();
+    EXPECT_EQ(device.shape(), host.shape()) << host.name();
+    ASSERT_EQ(device.nbytes(), host.nbytes()) << host.name();
+    std::vector<std::byte> back(device.nbytes());
+    backend.copy_to_host(back.data(), device.data(), device.nbytes());
+    EXPECT_EQ(std::memcmp(back.data(), host.data(), host.nbytes()), 0) << host.name();
+  }
+
+  TempDir dir_;
+  std::filesystem::path path_;
+  std::vector<std::string> names_;
+};
+
+TEST_F(DeviceLoadTest, EveryReadModeAndTransformGivesTheBytesOfACpuLoad) {
+  const std::vector<std::vector<Transformation>> transforms = {
+      {}, {Cast{DType::bf16}}, {Cast{DType::f16}, Scale{2.0}}, {Slice{0, 1, -1}}};
+  for (ReadMode mode : {ReadMode::automatic, ReadMode::read, ReadMode::io_uring, ReadMode::direct})
+    for (const auto& steps : transforms) {
+      SCOPED_TRACE(std::string(read_mode_name(mode)) + " " +
+                   (steps.empty() ? "plain" : to_string(steps.front())));
+      auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(50)});
+      auto loader = make_weight_loader(config(mode, make_device_tensor_factory(backend)));
+      const auto want = make_weight_loader()->load_tensors(specs(Device::cpu(), steps));
+      const auto got = loader->load_tensors(specs(Device::cuda(0), steps));
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) expect_same(*backend, *got[i], *want[i]);
+      EXPECT_LE(backend->peak_pinned_bytes(), kStaging);
+    }
+}
+
+TEST_F(DeviceLoadTest, ATransposeLoadsThroughTheHostAndMatches) {
+  auto backend = make_host_device_backend();
+  auto loader = make_weight_loader(config(ReadMode::read, make_device_tensor_factory(backend)));
+  const TensorSpec spec{.name = "big",
+                        .device = Device::cuda(0),
+                        .source = WeightSource::file(path_),
+                        .transformations = {Transpose{0, 1}, Cast{DType::f16}}};
+  TensorSpec on_cpu = spec;
+  on_cpu.device = Device::cpu();
+  expect_same(*backend, *loader->load_tensor(spec), *make_weight_loader()->load_tensor(on_cpu));
+}
+
+TEST_F(DeviceLoadTest, StreamingHandsOverEachTensorComplete) {
+  auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(50)});
+  auto loader = make_weight_loader(config(ReadMode::read, make_device_tensor_factory(backend)));
+  const auto want = make_weight_loader()->load_checkpoint(WeightSource::file(path_));
+  std::mutex mutex;
+  std::set<std::string> seen;
+  loader->load_tensors_streaming(specs(Device::cuda(0)), [&](const std::string& name, TensorRef t) {
+    expect_same(*backend, *t, *want.at(name));  // complete when handed over
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(seen.insert(name).second) << name;
+  });
+  EXPECT_EQ(seen.size(), names_.size());
+}
+
+TEST_F(DeviceLoadTest, ACancelledStreamEndsWithCancelled) {
+  auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(50)});
+  auto loader = make_weight_loader(config(ReadMode::read, make_device_tensor_factory(backend)));
+  int delivered = 0;
+  const auto error = error_of([&] {
+    loader->load_tensors_streaming(specs(Device::cuda(0)), [&](const std::string&, TensorRef) {
+      if (++delivered == 3) throw Error(ErrorCode::cancelled, "enough");
+    });
+  });
+  EXPECT_EQ(error.code(), ErrorCode::cancelled);
+  // The loader is still usable after the cancelled load.
+  EXPECT_EQ(loader->load_tensors(specs(Device::cuda(0))).size(), names_.size());
+}
+
+TEST_F(DeviceLoadTest, TheDeviceArenaPlacesTensorsInTheCallersBlock) {
+  auto backend = make_host_device_backend();
+  const uint64_t size = 1 << 20;
+  std::byte* block = backend->allocate_device(size);
+  {
+    auto loader = make_weight_loader(
+        config(ReadMode::read, make_device_arena_tensor_factory(backend, block, size)));
+    const auto want = make_weight_loader()->load_tensors(specs(Device::cpu()));
+    const auto got = loader->load_tensors(specs(Device::cuda(0)));
+    for (size_t i = 0; i < got.size(); ++i) {
+      expect_same(*backend, *got[i], *want[i]);
+      EXPECT_GE(got[i]->data(), block);
+      EXPECT_LE(got[i]->data() + got[i]->nbytes(), block + size);
+    }
+  }
+  backend->free_device(block);
+}
+
+TEST_F(DeviceLoadTest, WithoutACudaDeviceALoadFailsNamingTheDevice) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const auto error = error_of([&] { make_weight_loader()->load_tensors(specs(Device::cuda(1))); });
+  EXPECT_EQ(error.code(), cuda_compiled_in() ? ErrorCode::not_found : ErrorCode::unsupported);
+  EXPECT_NE(error.message().find("cuda:1"), std::string::npos) << error.what();
+  const auto caps = make_weight_loader()->capabilities();
+  EXPECT_EQ(std::count(caps.devices.begin(), caps.devices.end(), Device::Kind::cuda), 0);
+}
+
+}  // namespace
+}  // namespace ballast::test
