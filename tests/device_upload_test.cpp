@@ -120,7 +120,28 @@ TEST(DeviceUpload, ADeviceCastConvertsTheStoredBytesAsTheHostDoes) {
     EXPECT_EQ(device_bytes(*backend, dst, out_bytes), expected) << dtype_name(to);
     backend->free_device(dst);
   }
-  EXPECT_FALSE(uploader.can_cast(DType::q4_0, DType::f32));  // block types dequantize on the host
+  EXPECT_FALSE(uploader.can_cast(DType::f32, DType::i4));  // packed targets convert on the host
+}
+
+TEST(DeviceUpload, GgmlBlocksDequantizeOnTheDeviceInWholeBlocks) {
+  auto backend = slow_backend();
+  DeviceUploader uploader(backend, {.staging_bytes = kBudget, .chunk_bytes = kSlot, .streams = 2});
+  ASSERT_TRUE(uploader.can_cast(DType::q8_0, DType::f32));
+  // q8_0: an f16 scale and 32 int8 quants per 34-byte block; 8 KiB slots hold 240 blocks.
+  const uint64_t blocks = 700;
+  std::vector<std::byte> stored(blocks * 34);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint16_t scale = 0x3800 + static_cast<uint16_t>(b % 64);  // 0.5 and a little more
+    std::memcpy(stored.data() + b * 34, &scale, 2);
+    for (uint64_t q = 0; q < 32; ++q) stored[b * 34 + 2 + q] = std::byte((b * 7 + q * 13) & 0xff);
+  }
+  const uint64_t count = blocks * 32;
+  std::vector<std::byte> expected(count * 4);
+  cast_elements(DType::q8_0, stored.data(), DType::f32, expected.data(), count);
+  std::byte* dst = backend->allocate_device(expected.size());
+  uploader.upload(fill_from(stored), stored.size(), dst, DeviceCast{DType::q8_0, DType::f32});
+  EXPECT_EQ(device_bytes(*backend, dst, expected.size()), expected);
+  backend->free_device(dst);
 }
 
 }  // namespace

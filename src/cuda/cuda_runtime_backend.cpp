@@ -9,6 +9,9 @@
 
 #include "ballast/error.hpp"
 #include "cuda/cuda_backend.hpp"
+#if BALLAST_HAVE_CUDA_KERNELS
+#include "cuda/device_kernels.hpp"
+#endif
 
 namespace ballast {
 namespace {
@@ -81,13 +84,31 @@ class CudaBackend final : public DeviceBackend {
     check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
   }
 
-  // Device casts come from the kernels library (src/cuda/kernels) once it is linked in.
-  bool can_cast(DType, DType) const override { return false; }
-  void cast_async(DType from, const std::byte*, DType to, std::byte*, uint64_t,
-                  DeviceStream) override {
+  // Casts and ggml dequantization run in the kernels library (src/cuda/kernels) when the
+  // build has it; without it every conversion runs on the host before the upload.
+  bool can_cast(DType from, DType to) const override {
+#if BALLAST_HAVE_CUDA_KERNELS
+    if (cuda::device_can_dequantize_ggml(from)) return cuda::device_can_cast(DType::f32, to);
+    return cuda::device_can_cast(from, to);
+#else
+    (void)from, (void)to;
+    return false;
+#endif
+  }
+  void cast_async(DType from, const std::byte* src, DType to, std::byte* dst, uint64_t count,
+                  DeviceStream stream) override {
+    use_device();
+#if BALLAST_HAVE_CUDA_KERNELS
+    if (cuda::device_can_dequantize_ggml(from))
+      cuda::launch_ggml_dequantize(from, to, src, dst, count, stream);
+    else
+      cuda::launch_cast(from, to, src, dst, count, stream);
+#else
+    (void)src, (void)dst, (void)count, (void)stream;
     throw Error(ErrorCode::unsupported,
-                fmt::format("no device kernel casts {} to {} on {}", dtype_name(from),
-                            dtype_name(to), to_string(device())));
+                fmt::format("this build has no device kernels to cast {} to {} on {}",
+                            dtype_name(from), dtype_name(to), to_string(device())));
+#endif
   }
 
  protected:

@@ -15,11 +15,6 @@ uint64_t slot_bytes_for(const DeviceUploaderOptions& options) {
   return std::max(bytes / kPage * kPage, kPage);
 }
 
-bool plain_element_type(DType dtype) {
-  const DTypeInfo& info = dtype_info(dtype);
-  return info.block_elements == 1 && info.block_bytes >= 1;
-}
-
 }  // namespace
 
 DeviceUploader::DeviceUploader(std::shared_ptr<DeviceBackend> backend,
@@ -46,7 +41,7 @@ DeviceUploader::~DeviceUploader() {
 }
 
 bool DeviceUploader::can_cast(DType from, DType to) const {
-  return plain_element_type(from) && plain_element_type(to) && backend_->can_cast(from, to);
+  return dtype_info(to).block_elements == 1 && backend_->can_cast(from, to);
 }
 
 DeviceStream DeviceUploader::next_stream() {
@@ -59,9 +54,11 @@ void DeviceUploader::upload(const HostFill& fill, uint64_t stored_bytes, std::by
   // One stream per tensor: its chunks complete in order, so the last one's event is the
   // tensor's; concurrent tensors spread over the streams.
   DeviceStream stream = next_stream();
-  const uint64_t in_size = cast ? dtype_element_size(cast->from) : 1;
-  const uint64_t out_size = cast ? dtype_element_size(cast->to) : 1;
-  const uint64_t chunk = std::max(ring_.slot_bytes() / in_size * in_size, in_size);
+  // A chunk holds whole units of the stored type: elements, or blocks of a block type.
+  const uint64_t unit_bytes = cast ? dtype_info(cast->from).block_bytes : 1;
+  const uint64_t unit_elements = cast ? dtype_info(cast->from).block_elements : 1;
+  const uint64_t unit_out_bytes = cast ? *dtype_bytes_for(cast->to, unit_elements) : 1;
+  const uint64_t chunk = std::max(ring_.slot_bytes() / unit_bytes * unit_bytes, unit_bytes);
   StagingSlot* held = nullptr;
   try {
     for (uint64_t at = 0; at < stored_bytes; at += chunk) {
@@ -71,8 +68,8 @@ void DeviceUploader::upload(const HostFill& fill, uint64_t stored_bytes, std::by
       if (cast) {
         std::byte* stored = ring_.scratch(*held);
         backend_->copy_to_device_async(stored, held->host, n, stream);
-        backend_->cast_async(cast->from, stored, cast->to, dst + at / in_size * out_size,
-                             n / in_size, stream);
+        backend_->cast_async(cast->from, stored, cast->to, dst + at / unit_bytes * unit_out_bytes,
+                             n / unit_bytes * unit_elements, stream);
       } else {
         backend_->copy_to_device_async(dst + at, held->host, n, stream);
       }

@@ -45,7 +45,8 @@ class DeviceUploader {
   DeviceBackend& backend() const { return *backend_; }
   const StagingRing& ring() const { return ring_; }
 
-  // Whether `upload` can convert from -> to on the device (plain element types only).
+  // Whether `upload` can convert from -> to on the device (`from` may be a block type: ggml
+  // blocks dequantize on the device).
   bool can_cast(DType from, DType to) const;
 
   // Writes `stored_bytes` bytes that `fill` produces to device memory at `dst`, cast on the
