@@ -7,8 +7,9 @@
 // cudaMalloc; put one of these factories in WeightLoaderConfig::factories to choose. A
 // returned tensor's bytes are complete on the device (the copies have been synchronized).
 //
-// Without a CUDA device or driver, a cuda(n) load fails with Error(not_found) naming "cuda:n";
-// in a build without CUDA, with Error(unsupported).
+// Without a CUDA device or driver, or in a build without CUDA, a cuda(n) load fails with
+// Error(unsupported) naming "cuda:n" and the reason (not_found is kept for missing files and
+// tensors).
 #pragma once
 
 #include <cstddef>

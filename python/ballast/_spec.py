@@ -191,7 +191,7 @@ class TensorSpec:
         name: the tensor's name in the checkpoint ("" when the source holds one tensor).
         shape: the expected shape after the transformations (checked), or None.
         dtype: the expected dtype after the transformations (checked; to convert, add Cast).
-        device: "cpu" (other devices need a device factory, which Python does not offer yet).
+        device: "cpu" or "cuda:N" (straight into CUDA device memory, docs/gpu.md).
         source: where it lives (see Source); Loader methods can supply a default.
         transforms: steps applied in order while loading (Cast, Transpose, Slice, ...).
     """

@@ -10,8 +10,8 @@
 namespace ballast {
 
 // The process-wide backend of device `index` (opened once, shared by every loader). Throws
-// Error(unsupported) when ballast was built without CUDA, Error(not_found) naming "cuda:N"
-// when the driver or the device is missing.
+// Error(unsupported) naming "cuda:N" when ballast was built without CUDA or when the driver or
+// the device is missing.
 std::shared_ptr<DeviceBackend> cuda_backend(int index);
 
 }  // namespace ballast

@@ -146,11 +146,11 @@ std::shared_ptr<DeviceBackend> cuda_backend(int index) {
   const cudaError_t status = cudaGetDeviceCount(&count);
   const std::string name = to_string(Device::cuda(index));
   if (status != cudaSuccess)
-    throw Error(ErrorCode::not_found, fmt::format("cannot load to {}: no usable CUDA device ({})",
-                                                  name, cudaGetErrorString(status)));
+    throw Error(ErrorCode::unsupported, fmt::format("cannot load to {}: no usable CUDA device ({})",
+                                                    name, cudaGetErrorString(status)));
   if (index < 0 || index >= count)
     throw Error(
-        ErrorCode::not_found,
+        ErrorCode::unsupported,
         fmt::format("cannot load to {}: the CUDA driver reports {} device(s)", name, count));
   static std::mutex mutex;
   static std::map<int, std::shared_ptr<DeviceBackend>> opened;

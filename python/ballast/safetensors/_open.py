@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .._errors import Error, SourceNotFoundError, TensorNotFoundError
 from .._frameworks import to_torch
 from .._loader import Loader, Metadata
-from .._spec import Slice
+from .._spec import Slice, TensorSpec
 from ._format import BALLAST_NAMES, FRAMEWORK_NAMES, SafetensorError
 
 _FRAMEWORKS = {"pt": "pt", "torch": "pt", "np": "np", "numpy": "np"}
@@ -60,9 +60,24 @@ def framework_of(framework: Any) -> str:
     return name
 
 
+def cuda_device(device: Any) -> Optional[str]:
+    """ballast's name of a CUDA device given as the package takes it ("cuda", "cuda:1", 1,
+    torch.device("cuda:1")), or None for the CPU and other devices (loaded to the CPU, then
+    moved with torch's .to)."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return f"cuda:{device}"
+    text = str(device) if device is not None else "cpu"
+    if text == "cuda":
+        return "cuda:0"
+    if text.startswith("cuda:") and text[5:].isdigit():
+        return text
+    return None
+
+
 def convert(tensor: Any, framework: str, device: Any = "cpu") -> Any:
     """A writable framework tensor viewing ballast's buffer. numpy's missing dtypes fail as
-    with the package (TypeError for bf16 without ml_dtypes, AttributeError for fp8)."""
+    with the package (TypeError for bf16 without ml_dtypes, AttributeError for fp8). A
+    tensor ballast loaded to a CUDA device is handed to torch through DLPack (no copy)."""
     code = _CODE_OF[tensor.dtype]
     if framework == "np":
         import numpy
@@ -75,7 +90,9 @@ def convert(tensor: Any, framework: str, device: Any = "cpu") -> Any:
             return numpy.from_dlpack(tensor)
         return numpy.from_dlpack(tensor.raw()).view(dtype).reshape(tensor.shape)
     result = to_torch(tensor)
-    return result if device in ("cpu", None) else result.to(device)
+    if device in ("cpu", None) or tensor.device != "cpu":
+        return result
+    return result.to(device)
 
 
 def safetensors_header(source: Any) -> Optional[Dict[str, Any]]:
@@ -103,7 +120,14 @@ def load_all(source: Any, framework: str, device: Any = "cpu",
              what: str = "Error while deserializing header") -> Dict[str, Any]:
     """Every tensor of `source`, loaded concurrently, {name: tensor} in the order of their
     bytes (as the package returns them; by name for other formats)."""
-    loaded = call(loader(source).load_checkpoint, source, what=what)
+    cuda = cuda_device(device) if framework == "pt" else None
+    if cuda is None:
+        loaded = call(loader(source).load_checkpoint, source, what=what)
+    else:  # straight into device memory through ballast's host-to-device pipeline
+        names = sorted(call(loader(source).get_metadata, source, what=what).tensors)
+        tensors = call(loader(source).load_tensors,
+                       [TensorSpec(name=n, device=cuda) for n in names], source, what=what)
+        loaded = dict(zip(names, tensors))
     header = safetensors_header(source) if len(loaded) > 1 else None
     names = offset_order(header) if header is not None else sorted(loaded)
     return {name: convert(loaded[name], framework, device) for name in names}
@@ -117,7 +141,8 @@ class safe_open:
             format (.bin/.pt, .npy, .gguf, ONNX) and source (``hf://``, ``https://``,
             ``s3://``, a ``ballast.Source`` or bytes).
         framework: ``"pt"``/``"torch"`` or ``"np"``/``"numpy"``.
-        device: where torch tensors go (``"cpu"``, ``"cuda:0"``, an index).
+        device: where torch tensors go (``"cpu"``, ``"cuda:0"``, an index). A CUDA device
+            is loaded straight into device memory (docs/gpu.md); others through the CPU.
         backend: ``"mmap"`` or ``"pread"``; accepted for compatibility (ballast picks its
             own reads).
     """
@@ -176,7 +201,9 @@ class safe_open:
     def get_tensor(self, name: str) -> Any:
         """The whole tensor `name`, in the framework the file was opened for."""
         self._open_meta()
-        tensor = call(self._loader.load_tensor, name, self._source, name=name)
+        cuda = cuda_device(self._device) if self._framework == "pt" else None
+        tensor = call(self._loader.load_tensor, name, self._source, name=name,
+                      device=cuda or "cpu")
         return convert(tensor, self._framework, self._device)
 
     def get_tensors(self) -> Dict[str, Any]:
