@@ -182,13 +182,15 @@ void bind_tensor(nb::module_& m) {
           },
           "DLPack export (stream=None, max_version=None, dl_device=None, copy=None): a "
           "versioned capsule when max_version >= (1, 0), else a legacy one. No copy is made; "
-          "copy=True raises BufferError.")
+          "copy=True raises BufferError. A CUDA tensor (kDLCUDA) is complete on its device "
+          "when the load returns it (its copies were synchronized), so any consumer `stream` "
+          "may read it at once: no wait is queued.")
       .def(
           "__dlpack_device__",
           [](nb::handle self) {
             return byte_array(nb::cast<PyTensor&>(self).ref).attr("__dlpack_device__")();
           },
-          "(device_type, device_id) as DLPack numbers: (1, 0) for the CPU.")
+          "(device_type, device_id) as DLPack numbers: (1, 0) for the CPU, (2, n) for cuda:n.")
       .def(
           "raw", [](const PyTensor& t) { return byte_array(t.ref); },
           "The tensor's bytes as a 1-D uint8 array (DLPack and buffer protocol), for dtypes "
