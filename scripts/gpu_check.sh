@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The GPU check of the CUDA backend (docs/gpu.md), one call of at most 8 minutes on a machine
+# with a CUDA device; results go to $OUT (check.log, gpu_bench.json, gpu_peers.json, summary.md):
+#   1. binaries: built here with CUDA when the machine has ballast's build dependencies, else
+#      the ones scripts/gpu_prepare.sh carried in .gpu/;
+#   2. the GPU tests (cuda_backend_test, the pipeline's tests, the kernels' tests) and
+#      compute-sanitizer memcheck on a subset;
+#   3. a page-cached ~4 GiB checkpoint: GB/s into device memory for ballast (page cache,
+#      io_uring, O_DIRECT, bf16 -> f32 / fp8 casts on the device) vs one cudaMemcpy from pinned
+#      memory of the same bytes (bench/gpu/gpu_load_bench), and vs safetensors, torch.load,
+#      InstantTensor and fastsafetensors (bench/gpu/gpu_peers.py; the last two from .whl/).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+OUT=${OUT:-$root/gpu-out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/check.log") 2>&1
+export PYTHONUNBUFFERED=1
+step() { echo "== $* ($(date +%T))"; }
+
+step "device"
+nvidia-smi -L || { echo "no GPU here"; exit 1; }
+
+step "build"
+bin="" pypath=""
+targets="cuda_backend_test device_upload_test device_load_test gpu_load_bench _core"
+if timeout 240 cmake --preset release -DBALLAST_CUDA=ON -DBALLAST_PYTHON=ON \
+     -DPython_EXECUTABLE="$(command -v python3)" > /tmp/configure.log 2>&1 &&
+   timeout 240 cmake --build build/release -j"$(nproc)" --target $targets > /tmp/build.log 2>&1; then
+  bin=build/release/tests pypath=$root/build/release/python
+  cp build/release/bench/gpu/gpu_load_bench "$bin/"
+  for t in $(ninja -C build/release -t targets all | sed -n 's/^\(cuda_kernels_[a-z_]*_test\): .*/\1/p'); do
+    cmake --build build/release -j"$(nproc)" --target "$t" > /dev/null 2>&1
+  done
+  echo "built here with CUDA"
+elif [[ -d .gpu/bin ]]; then
+  tail -5 /tmp/configure.log /tmp/build.log 2>/dev/null
+  bin=.gpu/bin
+  export LD_LIBRARY_PATH=$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  echo "no build here (see above): using the binaries of scripts/gpu_prepare.sh"
+else
+  tail -20 /tmp/configure.log /tmp/build.log 2>/dev/null
+  echo "no build and no .gpu/ carried: run scripts/gpu_prepare.sh first"; exit 1
+fi
+
+step "GPU tests"
+failed=0
+for t in "$bin"/cuda_backend_test "$bin"/device_upload_test "$bin"/device_load_test \
+         "$bin"/cuda_kernels_*_test; do
+  [[ -x $t ]] || continue
+  timeout 120 "$t" --gtest_brief=1 || { echo "FAILED: $t"; failed=1; }
+done
+
+step "compute-sanitizer memcheck"
+timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/cuda_backend_test" \
+  --gtest_filter='*Arena*:*Capabilities*' --gtest_brief=1 || { echo "FAILED: memcheck"; failed=1; }
+
+step "checkpoint"
+ckpt=/tmp/gpu_check/model.safetensors
+mkdir -p /tmp/gpu_check
+python3 bench/gpu/make_checkpoint.py "$ckpt" 4
+cat "$ckpt" > /dev/null  # page-cache it
+
+step "ballast vs the pinned cudaMemcpy bound"
+timeout 150 "$bin/gpu_load_bench" "$ckpt" --threads 16 --staging $((256 << 20)) --runs 3 \
+  > "$OUT/gpu_bench.json" && cat "$OUT/gpu_bench.json"
+
+step "peers"
+if compgen -G ".whl/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && pypath=${pypath:+$pypath:}/tmp/site
+fi
+PYTHONPATH=$pypath${PYTHONPATH:+:$PYTHONPATH} timeout 200 python3 bench/gpu/gpu_peers.py "$ckpt" 2 \
+  > "$OUT/gpu_peers.json"
+
+step "summary"
+python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
+import json, sys
+out = sys.argv[1]
+def read(name):
+    try:
+        return json.load(open(f"{out}/{name}"))
+    except Exception as e:
+        return {"error": str(e)}
+b, p = read("gpu_bench.json"), read("gpu_peers.json")
+print(f"# GPU check on {p.get('device', '?')}\n")
+print(f"bound (one cudaMemcpy from pinned memory): {b.get('bound_pinned_memcpy_gbps', 0):.1f} GB/s\n")
+print("| loader | GB/s | x bound | note |\n| --- | --- | --- | --- |")
+for k in ("ballast_page_cache", "ballast_io_uring", "ballast_o_direct", "ballast_cast_bf16_f32",
+          "ballast_cast_bf16_fp8"):
+    r = b.get(k, {})
+    note = f"cast costs {r['cost_over_plain']:+.0%} over the plain load" if "cost_over_plain" in r else ""
+    print(f"| {k} | {r.get('gbps', 0):.1f} | {r.get('ratio_to_bound', 0):.2f} | {note} |")
+for k in ("safetensors", "torch_load", "instanttensor", "fastsafetensors", "ballast_python"):
+    r = p.get(k, {})
+    print(f"| {k} | {r.get('gbps', 0):.1f} | {r.get('ratio_to_bound', 0):.2f} | {r.get('error', '')} |")
+print(f"\npeak pinned staging: {b.get('peak_pinned_bytes')} bytes of a {b.get('staging_bytes')}-byte "
+      f"budget (within: {b.get('peak_pinned_within_budget')})")
+PY
+exit $failed
