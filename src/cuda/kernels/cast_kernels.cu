@@ -1,7 +1,6 @@
 // Casts and the scale step on the device (device_kernels.hpp): one kernel per source dtype,
 // each a grid-stride loop over element_math.cuh's cast_element_to / scale_element.
 #include <string>
-#include <type_traits>
 
 #include "cuda/device_kernels.hpp"
 #include "cuda/kernels/element_math.cuh"
@@ -19,32 +18,6 @@ __global__ void cast_kernel(DType to, const void* src, void* dst, uint64_t n) {
 template <DType D>
 __global__ void scale_kernel(void* data, uint64_t n, double factor) {
   for (uint64_t i = first_index(); i < n; i += grid_stride()) scale_element<D>(data, i, factor);
-}
-
-// Calls f(std::integral_constant<DType, D>{}) for a cast source D; false for other dtypes.
-template <typename F>
-bool with_cast_source(DType d, F&& f) {
-  switch (d) {
-#define BALLAST_CAST_CASE(D) \
-  case DType::D: f(std::integral_constant<DType, DType::D>{}); return true;
-    BALLAST_CAST_CASE(f64)
-    BALLAST_CAST_CASE(f32)
-    BALLAST_CAST_CASE(f16)
-    BALLAST_CAST_CASE(bf16)
-    BALLAST_CAST_CASE(f8_e4m3)
-    BALLAST_CAST_CASE(f8_e5m2)
-    BALLAST_CAST_CASE(i64)
-    BALLAST_CAST_CASE(i32)
-    BALLAST_CAST_CASE(i16)
-    BALLAST_CAST_CASE(i8)
-    BALLAST_CAST_CASE(u64)
-    BALLAST_CAST_CASE(u32)
-    BALLAST_CAST_CASE(u16)
-    BALLAST_CAST_CASE(u8)
-    BALLAST_CAST_CASE(boolean)
-#undef BALLAST_CAST_CASE
-    default: return false;
-  }
 }
 
 [[noreturn]] void unsupported(const std::string& what) {

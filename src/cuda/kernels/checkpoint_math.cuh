@@ -1,5 +1,6 @@
 // Dequantization of GPTQ, AWQ and FP8 checkpoints one element at a time: each function is
-// element (o, i) of the dense weight [out, in], computed as quantize/*_dequantize.cpp does.
+// element (o, i) of the dense weight [out, in], computed as quantize/*_dequantize.cpp does
+// (NaN scales and codes included: the *_x86 operations of element_math.cuh).
 // Shared by the device kernels and tests/cuda_kernels_math_test.cpp (see element_math.cuh).
 #pragma once
 
@@ -34,8 +35,8 @@ BALLAST_HD float gptq_element(const GptqParts& p, int64_t o, int64_t i) {
   const uint32_t q = streamed_value(p.qweight + o, p.out, i, p.bits);
   const uint32_t stored = streamed_value(p.qzeros + g * zero_words, 1, o, p.bits);
   const auto zero = static_cast<float>((stored + 1) & field_mask(p.bits));
-  return (static_cast<float>(q) - zero) *
-         load_f32(p.scales_dtype, p.scales, static_cast<uint64_t>(g * p.out + o));
+  return mul_x86(sub_x86(static_cast<float>(q), zero),
+                 load_f32(p.scales_dtype, p.scales, static_cast<uint64_t>(g * p.out + o)));
 }
 
 // AWQ's nibble of output column 8c + w within word c (word_packing.hpp's kAwqNibbleOf).
@@ -47,8 +48,8 @@ BALLAST_HD float awq_element(const AwqParts& p, int64_t o, int64_t i) {
   const int shift = 4 * awq_nibble(o % 8);
   const uint32_t q = (p.qweight[i * words + o / 8] >> shift) & 0xFu;
   const uint32_t zero = (p.qzeros[g * words + o / 8] >> shift) & 0xFu;
-  return (static_cast<float>(q) - static_cast<float>(zero)) *
-         load_f32(p.scales_dtype, p.scales, static_cast<uint64_t>(g * p.out + o));
+  return mul_x86(sub_x86(static_cast<float>(q), static_cast<float>(zero)),
+                 load_f32(p.scales_dtype, p.scales, static_cast<uint64_t>(g * p.out + o)));
 }
 
 BALLAST_HD float fp8_element(const Fp8Parts& p, int64_t o, int64_t i) {
@@ -56,7 +57,7 @@ BALLAST_HD float fp8_element(const Fp8Parts& p, int64_t o, int64_t i) {
   const float value = p.qweight_dtype == DType::f8_e5m2 ? minifloat_to_f32<E5M2>(code)
                                                         : minifloat_to_f32<E4M3>(code);
   const auto k = static_cast<uint64_t>((o / p.row_block) * p.scale_cols + i / p.col_block);
-  return value * load_f32(p.scale_dtype, p.scale, k);
+  return mul_x86(value, load_f32(p.scale_dtype, p.scale, k));
 }
 
 }  // namespace ballast::cuda

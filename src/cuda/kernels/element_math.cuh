@@ -4,7 +4,7 @@
 // src/transform (cast.cpp, float_bits.hpp) bit for bit; the .cu kernels are grid loops over
 // these functions. Bit manipulation stands in for the library calls (frexp, ldexp, signbit)
 // the CPU path uses, and NaNs travel as x86 hardware moves them (payload kept, quiet bit set,
-// 0xFFF8... for a NaN made from numbers), so the GPU gives the CPU's bits.
+// the negative default NaN for one made from numbers), so the GPU gives the CPU's bits.
 #pragma once
 
 #include <cmath>
@@ -95,13 +95,31 @@ BALLAST_HD float narrow(double d) {
                   static_cast<uint32_t>((b >> 29) & 0x007FFFFFu));
 }
 
-// a * b as x86 SSE computes it: a NaN operand comes out quieted (the first one when both
-// are), and a NaN made from numbers (inf * 0) is the negative default NaN.
-BALLAST_HD double multiply(double a, double b) {
-  if (is_nan(a)) return double_of(bits_of(a) | 0x0008000000000000ull);
-  if (is_nan(b)) return double_of(bits_of(b) | 0x0008000000000000ull);
-  const double p = a * b;
-  return is_nan(p) ? double_of(0xFFF8000000000000ull) : p;
+// a * b, a + b and a - b with the NaNs x86 SSE gives (the CPU path's bits; a GPU gives one
+// canonical NaN instead): a NaN operand comes out quieted, the first one when both are, and a
+// NaN made from numbers (inf * 0, inf - inf) is the negative default NaN.
+BALLAST_HD float quieted(float v) { return float_of(bits_of(v) | 0x00400000u); }
+BALLAST_HD double quieted(double v) { return double_of(bits_of(v) | 0x0008000000000000ull); }
+BALLAST_HD float default_nan(float) { return float_of(0xFFC00000u); }
+BALLAST_HD double default_nan(double) { return double_of(0xFFF8000000000000ull); }
+
+template <typename F>
+BALLAST_HD F x86_result(F a, F b, F result) {
+  if (is_nan(a)) return quieted(a);
+  if (is_nan(b)) return quieted(b);
+  return is_nan(result) ? default_nan(result) : result;
+}
+template <typename F>
+BALLAST_HD F mul_x86(F a, F b) {
+  return x86_result(a, b, a * b);
+}
+template <typename F>
+BALLAST_HD F add_x86(F a, F b) {
+  return x86_result(a, b, a + b);
+}
+template <typename F>
+BALLAST_HD F sub_x86(F a, F b) {
+  return x86_result(a, b, a - b);
 }
 
 // --- f16 and bf16 (float_bits.hpp) -------------------------------------------------------------
@@ -331,6 +349,33 @@ BALLAST_HD constexpr uint32_t storage_bytes(DType d) {
   }
 }
 
+// Calls f(std::integral_constant<DType, D>{}) for a cast source D; false for other dtypes.
+// Host code.
+template <typename F>
+inline bool with_cast_source(DType d, F&& f) {
+  switch (d) {
+#define BALLAST_CAST_CASE(D) \
+  case DType::D: f(std::integral_constant<DType, DType::D>{}); return true;
+    BALLAST_CAST_CASE(f64)
+    BALLAST_CAST_CASE(f32)
+    BALLAST_CAST_CASE(f16)
+    BALLAST_CAST_CASE(bf16)
+    BALLAST_CAST_CASE(f8_e4m3)
+    BALLAST_CAST_CASE(f8_e5m2)
+    BALLAST_CAST_CASE(i64)
+    BALLAST_CAST_CASE(i32)
+    BALLAST_CAST_CASE(i16)
+    BALLAST_CAST_CASE(i8)
+    BALLAST_CAST_CASE(u64)
+    BALLAST_CAST_CASE(u32)
+    BALLAST_CAST_CASE(u16)
+    BALLAST_CAST_CASE(u8)
+    BALLAST_CAST_CASE(boolean)
+#undef BALLAST_CAST_CASE
+    default: return false;
+  }
+}
+
 // Element i of src (dtype From) cast to To and stored at element i of dst.
 template <DType From, DType To>
 BALLAST_HD void cast_element(const void* src, void* dst, uint64_t i) {
@@ -386,7 +431,7 @@ template <DType D>
 BALLAST_HD void scale_element(void* data, uint64_t i, double factor) {
   using Value = typename Storage<D>::Value;
   auto* bits = static_cast<typename Storage<D>::Bits*>(data) + i;
-  const double product = multiply(to_float<double>(decode<D>(*bits)), factor);
+  const double product = mul_x86(to_float<double>(decode<D>(*bits)), factor);
   *bits = encode<D>(to_float<Value>(product));
 }
 

@@ -1,7 +1,8 @@
 // GGUF block dequantization one element at a time: ggml_element<T>(block, j) is element j of
 // one block of type T, computed with the float operations, in the order, of ggml_dequant.cpp
 // (ggml's reference dequantize_row_*), so a GPU thread per element gives the CPU's bits (the
-// kernels are compiled with --fmad=false, as the CPU file is without FMA contraction). Shared
+// kernels are compiled with --fmad=false, as the CPU file is without FMA contraction, and the
+// *_x86 operations give a NaN scale's NaN as the CPU does). Shared
 // by the device kernels and tests/cuda_kernels_math_test.cpp (see element_math.cuh).
 #pragma once
 
@@ -128,49 +129,52 @@ BALLAST_HD int ternary_digit(uint8_t byte, uint32_t n) {
 template <DType T>
 BALLAST_HD float ggml_element(const uint8_t* b, uint32_t j) {
   if constexpr (T == DType::q4_0) {
-    return fl(split_nibble(b + 2, j) - 8) * half_at(b);
+    return mul_x86(fl(split_nibble(b + 2, j) - 8), half_at(b));
   } else if constexpr (T == DType::q4_1) {
-    return fl(split_nibble(b + 4, j)) * half_at(b) + half_at(b + 2);
+    return add_x86(mul_x86(fl(split_nibble(b + 4, j)), half_at(b)), half_at(b + 2));
   } else if constexpr (T == DType::q5_0) {
-    return fl((split_nibble(b + 6, j) | fifth_bit(le32(b + 2), j)) - 16) * half_at(b);
+    return mul_x86(fl((split_nibble(b + 6, j) | fifth_bit(le32(b + 2), j)) - 16), half_at(b));
   } else if constexpr (T == DType::q5_1) {
-    return fl(split_nibble(b + 8, j) | fifth_bit(le32(b + 4), j)) * half_at(b) + half_at(b + 2);
+    const int q = split_nibble(b + 8, j) | fifth_bit(le32(b + 4), j);
+    return add_x86(mul_x86(fl(q), half_at(b)), half_at(b + 2));
   } else if constexpr (T == DType::q8_0) {
-    return fl(static_cast<int8_t>(b[2 + j])) * half_at(b);
+    return mul_x86(fl(static_cast<int8_t>(b[2 + j])), half_at(b));
   } else if constexpr (T == DType::iq4_nl) {
-    return half_at(b) * fl(table_entry(kIq4nlLow, kIq4nlHigh, split_nibble(b + 2, j)));
+    return mul_x86(half_at(b), fl(table_entry(kIq4nlLow, kIq4nlHigh, split_nibble(b + 2, j))));
   } else if constexpr (T == DType::mxfp4) {
-    return fl(table_entry(kMxfp4Low, kMxfp4High, split_nibble(b + 1, j))) * e8m0_half(b[0]);
+    return mul_x86(fl(table_entry(kMxfp4Low, kMxfp4High, split_nibble(b + 1, j))), e8m0_half(b[0]));
   } else if constexpr (T == DType::q2_k) {
     // Halves of 128: four 2-bit planes of 32 bytes, each two groups of 16 with a scale|min.
     const uint32_t r = j % 128, plane = r / 32, k = j / 128 * 32 + r % 32;
     const uint8_t sc = b[j / 128 * 8 + plane * 2 + (r % 32) / 16];
-    const float dl = half_at(b + 80) * fl(sc & 0xF), ml = half_at(b + 82) * fl(sc >> 4);
-    return dl * fl((b[16 + k] >> 2 * plane) & 3) - ml;
+    const float dl = mul_x86(half_at(b + 80), fl(sc & 0xF));
+    const float ml = mul_x86(half_at(b + 82), fl(sc >> 4));
+    return sub_x86(mul_x86(dl, fl((b[16 + k] >> 2 * plane) & 3)), ml);
   } else if constexpr (T == DType::q3_k) {
     const uint8_t* packed = b + 96;
     const uint32_t r = j % 128, plane = r / 32, k = r % 32;
     const uint32_t is = j / 128 * 8 + plane * 2 + k / 16;
     const int low = is < 8 ? packed[is] & 0xF : packed[is - 8] >> 4;
     const int high = (packed[8 + is % 4] >> (2 * (is / 4))) & 3;
-    const float dl = half_at(b + 108) * fl((low | high << 4) - 32);
+    const float dl = mul_x86(half_at(b + 108), fl((low | high << 4) - 32));
     const uint32_t m = 1u << (j / 128 * 4 + plane);
     const uint8_t q = b[32 + j / 128 * 32 + k];
-    return dl * fl(((q >> 2 * plane) & 3) - ((b[k] & m) ? 0 : 4));
+    return mul_x86(dl, fl(((q >> 2 * plane) & 3) - ((b[k] & m) ? 0 : 4)));
   } else if constexpr (T == DType::q4_k || T == DType::q5_k) {
     // Pairs of groups of 32 share 32 bytes: low nibbles, then high nibbles.
     const uint32_t pair = j / 64, l = j % 32;
     const bool upper = j % 64 >= 32;
     int sc, m;
     scale_min_k4(pair * 2 + (upper ? 1 : 0), b + 4, sc, m);
-    const float d = half_at(b) * fl(sc), min = half_at(b + 2) * fl(m);
+    const float d = mul_x86(half_at(b), fl(sc)), min = mul_x86(half_at(b + 2), fl(m));
     if constexpr (T == DType::q4_k) {
       const uint8_t byte = b[16 + pair * 32 + l];
-      return d * fl(upper ? byte >> 4 : byte & 0xF) - min;
+      return sub_x86(mul_x86(d, fl(upper ? byte >> 4 : byte & 0xF)), min);
     } else {
       const uint8_t byte = b[48 + pair * 32 + l];
       const uint32_t bit = 1u << (pair * 2 + (upper ? 1 : 0));
-      return d * fl((upper ? byte >> 4 : byte & 0xF) + (b[16 + l] & bit ? 16 : 0)) - min;
+      const int q = (upper ? byte >> 4 : byte & 0xF) + (b[16 + l] & bit ? 16 : 0);
+      return sub_x86(mul_x86(d, fl(q)), min);
     }
   } else if constexpr (T == DType::q6_k) {
     const uint32_t n = j / 128, quarter = (j % 128) / 32, l = j % 32;
@@ -179,9 +183,9 @@ BALLAST_HD float ggml_element(const uint8_t* b, uint32_t j) {
     const uint8_t low = ql[l + (quarter & 1) * 32];
     const int q = ((quarter < 2 ? low & 0xF : low >> 4) | ((qh >> 2 * quarter) & 3) << 4) - 32;
     const auto sc = static_cast<int8_t>(b[192 + n * 8 + l / 16 + quarter * 2]);
-    return half_at(b + 208) * fl(sc) * fl(q);
+    return mul_x86(mul_x86(half_at(b + 208), fl(sc)), fl(q));
   } else if constexpr (T == DType::q8_k) {
-    return float_of(le32(b)) * fl(static_cast<int8_t>(b[4 + j]));
+    return mul_x86(float_of(le32(b)), fl(static_cast<int8_t>(b[4 + j])));
   } else if constexpr (T == DType::tq1_0) {
     int digit;
     if (j < 160)
@@ -190,18 +194,19 @@ BALLAST_HD float ggml_element(const uint8_t* b, uint32_t j) {
       digit = ternary_digit(b[32 + (j - 160) % 16], (j - 160) / 16);
     else
       digit = ternary_digit(b[48 + (j - 240) % 4], (j - 240) / 4);
-    return fl(digit - 1) * half_at(b + 52);
+    return mul_x86(fl(digit - 1), half_at(b + 52));
   } else if constexpr (T == DType::tq2_0) {
     const uint32_t r = j % 128;
-    return fl(((b[j / 128 * 32 + r % 32] >> 2 * (r / 32)) & 3) - 1) * half_at(b + 64);
+    return mul_x86(fl(((b[j / 128 * 32 + r % 32] >> 2 * (r / 32)) & 3) - 1), half_at(b + 64));
   } else {
     static_assert(T == DType::iq4_xs, "no element kernel for this block type");
     const uint32_t ib = j / 32;
     const uint32_t scales_h = static_cast<uint32_t>(b[2]) | static_cast<uint32_t>(b[3]) << 8;
     const int ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) |
                    static_cast<int>(((scales_h >> (2 * ib)) & 3) << 4);
-    const float dl = half_at(b) * fl(ls - 32);
-    return dl * fl(table_entry(kIq4nlLow, kIq4nlHigh, split_nibble(b + 8 + ib * 16, j % 32)));
+    const float dl = mul_x86(half_at(b), fl(ls - 32));
+    return mul_x86(dl,
+                   fl(table_entry(kIq4nlLow, kIq4nlHigh, split_nibble(b + 8 + ib * 16, j % 32))));
   }
 }
 
