@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 // Higher ranks sit above lower ones; layers of one rank are peers that do not see each other.
 const std::map<std::string, int> kLayerRank = {
-    {"util", 0},      {"core", 1},   {"io", 2},     {"formats", 2},
-    {"transform", 2}, {"remote", 3}, {"loader", 4},
+    {"util", 0},      {"core", 1}, {"io", 2},     {"formats", 2},
+    {"transform", 2}, {"cuda", 2}, {"remote", 3}, {"loader", 4},
 };
 
 struct Include {
@@ -50,7 +50,7 @@ TEST(LayerOrder, NoLayerIncludesALayerAboveItOrAPeer) {
   for (const auto& [layer, rank] : kLayerRank) {
     for (const auto& entry : fs::recursive_directory_iterator(src / layer)) {
       const std::string ext = entry.path().extension().string();
-      if (ext != ".cpp" && ext != ".hpp") continue;
+      if (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh") continue;
       for (const Include& inc : project_includes_of(entry.path())) {
         ++checked;
         if (inc.layer == "ballast" || inc.layer == layer) continue;
