@@ -230,6 +230,41 @@ TEST_F(CudaKernelsDevice, AwqMatchesTheCpuPath) {
   }
 }
 
+TEST_F(CudaKernelsDevice, Int8AndInt4BundlesMatchTheCpuPath) {
+  for (bool symmetric : {true, false}) {
+    SCOPED_TRACE(symmetric ? "int8 symmetric" : "int8 asymmetric");
+    const auto parts = test::quantized_parts(
+        {.scheme = QuantizeConfig::Scheme::int8, .symmetric = symmetric}, 48, 96, 14);
+    const DeviceBuffer qweight(bytes_of(parts, "qweight")), scales(bytes_of(parts, "scales"));
+    const DeviceBuffer qzeros(symmetric ? std::vector<std::byte>{} : bytes_of(parts, "qzeros"));
+    const cuda::Int8Parts int8{.qweight = qweight.get(),
+                               .qweight_dtype = parts.at("qweight")->dtype(),
+                               .scales = scales.get(),
+                               .scales_dtype = parts.at("scales")->dtype(),
+                               .qzeros = symmetric ? nullptr : qzeros.as<uint8_t>(),
+                               .out = 48,
+                               .in = 96};
+    expect_dense_matches(int8, dequantize_int8(parts).values, cuda::launch_int8_dequantize,
+                         stream());
+  }
+  for (int group : {32, 96}) {
+    SCOPED_TRACE("int4 group " + std::to_string(group));
+    const auto parts = test::quantized_parts(
+        {.scheme = QuantizeConfig::Scheme::int4, .group_size = group}, 48, 96, 15);
+    const DeviceBuffer qweight(bytes_of(parts, "qweight")), scales(bytes_of(parts, "scales"));
+    const DeviceBuffer zeros(bytes_of(parts, "zeros"));
+    const cuda::Int4Parts int4{.qweight = qweight.as<uint8_t>(),
+                               .scales = scales.get(),
+                               .scales_dtype = parts.at("scales")->dtype(),
+                               .zeros = zeros.as<uint8_t>(),
+                               .out = 48,
+                               .in = 96,
+                               .groups = 96 / group};
+    expect_dense_matches(int4, dequantize_int4(parts).values, cuda::launch_int4_dequantize,
+                         stream());
+  }
+}
+
 TEST_F(CudaKernelsDevice, Fp8MatchesTheCpuPath) {
   struct Grid {
     int64_t out, in, rows, cols;
@@ -332,6 +367,16 @@ TEST(CudaKernelsArguments, UnsupportedRequestsThrowBeforeLaunching) {
                                           nullptr, nullptr);
             }),
             ErrorCode::unsupported);
+  EXPECT_EQ(code_of([] {
+              cuda::launch_int8_dequantize({.qweight_dtype = DType::u8, .out = 4, .in = 4},
+                                           DType::f32, nullptr, nullptr);
+            }),
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([] {
+              cuda::launch_int4_dequantize({.out = 4, .in = 5, .groups = 1}, DType::f32, nullptr,
+                                           nullptr);
+            }),
+            ErrorCode::invalid_argument);
   EXPECT_EQ(code_of([] {
               cuda::launch_fp8_dequantize(
                   {.out = 256, .in = 256, .scale_rows = 1, .scale_cols = 1, .row_block = 128},

@@ -1,8 +1,9 @@
 // The device kernels' element math (src/cuda/kernels/*.cuh), compiled here for the CPU, against
 // the CPU path of src/transform bit for bit: every cast pair over every f16 / bf16 / fp8 bit
 // pattern and edge, midpoint and random wide values; the scale step; every GGUF block type
-// over random and real (gguf-py written) blocks; GPTQ / AWQ bundles from ballast's quantizers
-// and FP8 with block scales; strided views against StridedGather. Runs without CUDA.
+// over random and real (gguf-py written) blocks; GPTQ / AWQ / int8 / int4 bundles from
+// ballast's quantizers and FP8 with block scales; strided views against StridedGather. Runs without
+// CUDA.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -231,6 +232,40 @@ TEST(CudaKernelsMath, AwqMatchesTheCpuPath) {
                        .groups = parts.at("scales")->shape()[0]};
     EXPECT_EQ(first_difference(math_dense(awq, cuda::awq_element),
                                bytes_of(dequantize_awq(parts).values), 4),
+              "");
+  }
+}
+
+TEST(CudaKernelsMath, Int8AndInt4BundlesMatchTheCpuPath) {
+  for (bool symmetric : {true, false}) {
+    SCOPED_TRACE(symmetric ? "int8 symmetric" : "int8 asymmetric");
+    const auto parts = test::quantized_parts(
+        {.scheme = QuantizeConfig::Scheme::int8, .symmetric = symmetric}, 48, 96, 14);
+    cuda::Int8Parts int8{
+        .qweight = data_of(parts, "qweight"),
+        .qweight_dtype = parts.at("qweight")->dtype(),
+        .scales = data_of(parts, "scales"),
+        .scales_dtype = parts.at("scales")->dtype(),
+        .qzeros = symmetric ? nullptr : static_cast<const uint8_t*>(data_of(parts, "qzeros")),
+        .out = 48,
+        .in = 96};
+    EXPECT_EQ(first_difference(math_dense(int8, cuda::int8_element),
+                               bytes_of(dequantize_int8(parts).values), 4),
+              "");
+  }
+  for (int group : {32, 96}) {
+    SCOPED_TRACE("int4 group " + std::to_string(group));
+    const auto parts = test::quantized_parts(
+        {.scheme = QuantizeConfig::Scheme::int4, .group_size = group}, 48, 96, 15);
+    cuda::Int4Parts int4{.qweight = static_cast<const uint8_t*>(data_of(parts, "qweight")),
+                         .scales = data_of(parts, "scales"),
+                         .scales_dtype = parts.at("scales")->dtype(),
+                         .zeros = static_cast<const uint8_t*>(data_of(parts, "zeros")),
+                         .out = 48,
+                         .in = 96,
+                         .groups = 96 / group};
+    EXPECT_EQ(first_difference(math_dense(int4, cuda::int4_element),
+                               bytes_of(dequantize_int4(parts).values), 4),
               "");
   }
 }

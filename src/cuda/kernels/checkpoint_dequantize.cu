@@ -1,6 +1,6 @@
-// GPTQ, AWQ and FP8 dequantization on the device (device_kernels.hpp): one thread per element
-// of the dense [out, in] weight, each computing it with checkpoint_math.cuh and storing it in
-// the target dtype.
+// GPTQ, AWQ, FP8, int8 and int4 dequantization on the device (device_kernels.hpp): one thread per
+// element of the dense [out, in] weight, each computing it with checkpoint_math.cuh and storing it
+// in the target dtype.
 #include <string>
 
 #include "cuda/device_kernels.hpp"
@@ -80,6 +80,22 @@ void launch_fp8_dequantize(const Fp8Parts& parts, DType to, void* dst, void* str
               (parts.in == 0 || (parts.in - 1) / parts.col_block < parts.scale_cols),
           kernel, "the scale grid does not cover the weight");
   launch<Fp8Parts, fp8_element>(parts, to, dst, stream, kernel);
+}
+
+void launch_int8_dequantize(const Int8Parts& parts, DType to, void* dst, void* stream) {
+  const char* kernel = "int8_dequantize";
+  require_common(kernel, to, parts.scales_dtype, parts.out, parts.in);
+  require(parts.qweight_dtype == (parts.qzeros == nullptr ? DType::i8 : DType::u8), kernel,
+          "qweight must be i8 without zero points, u8 with them");
+  launch<Int8Parts, int8_element>(parts, to, dst, stream, kernel);
+}
+
+void launch_int4_dequantize(const Int4Parts& parts, DType to, void* dst, void* stream) {
+  const char* kernel = "int4_dequantize";
+  require_common(kernel, to, parts.scales_dtype, parts.out, parts.in);
+  require(parts.in % 2 == 0 && parts.groups > 0 && parts.in % parts.groups == 0, kernel,
+          "in_features must be even and groups must divide it");
+  launch<Int4Parts, int4_element>(parts, to, dst, stream, kernel);
 }
 
 }  // namespace ballast::cuda

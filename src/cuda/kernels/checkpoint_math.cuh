@@ -1,4 +1,5 @@
-// Dequantization of GPTQ, AWQ and FP8 checkpoints one element at a time: each function is
+// Dequantization of GPTQ, AWQ and FP8 checkpoints and ballast's int8 / int4 bundles one
+// element at a time: each function is
 // element (o, i) of the dense weight [out, in], computed as quantize/*_dequantize.cpp does
 // (NaN scales and codes included: the *_x86 operations of element_math.cuh).
 // Shared by the device kernels and tests/cuda_kernels_math_test.cpp (see element_math.cuh).
@@ -58,6 +59,23 @@ BALLAST_HD float fp8_element(const Fp8Parts& p, int64_t o, int64_t i) {
                                                         : minifloat_to_f32<E4M3>(code);
   const auto k = static_cast<uint64_t>((o / p.row_block) * p.scale_cols + i / p.col_block);
   return mul_x86(value, load_f32(p.scale_dtype, p.scale, k));
+}
+
+BALLAST_HD float int8_element(const Int8Parts& p, int64_t o, int64_t i) {
+  const int64_t k = o * p.in + i;
+  const float q = p.qweight_dtype == DType::u8
+                      ? static_cast<float>(static_cast<const uint8_t*>(p.qweight)[k])
+                      : static_cast<float>(static_cast<const int8_t*>(p.qweight)[k]);
+  const float zero = p.qzeros != nullptr ? static_cast<float>(p.qzeros[o]) : 0.0f;
+  return mul_x86(sub_x86(q, zero), load_f32(p.scales_dtype, p.scales, static_cast<uint64_t>(o)));
+}
+
+BALLAST_HD float int4_element(const Int4Parts& p, int64_t o, int64_t i) {
+  const uint8_t byte = p.qweight[o * (p.in / 2) + i / 2];
+  const int code = i % 2 == 0 ? byte & 0xF : byte >> 4;
+  const auto g = static_cast<uint64_t>(o * p.groups + i / (p.in / p.groups));
+  return mul_x86(sub_x86(static_cast<float>(code), static_cast<float>(p.zeros[g])),
+                 load_f32(p.scales_dtype, p.scales, g));
 }
 
 }  // namespace ballast::cuda
