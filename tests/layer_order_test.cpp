@@ -50,7 +50,7 @@ TEST(LayerOrder, NoLayerIncludesALayerAboveItOrAPeer) {
   for (const auto& [layer, rank] : kLayerRank) {
     for (const auto& entry : fs::recursive_directory_iterator(src / layer)) {
       const std::string ext = entry.path().extension().string();
-      if (ext != ".cpp" && ext != ".hpp") continue;
+      if (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh") continue;
       for (const Include& inc : project_includes_of(entry.path())) {
         ++checked;
         if (inc.layer == "ballast" || inc.layer == layer) continue;

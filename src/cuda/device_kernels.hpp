@@ -66,7 +66,7 @@ bool device_can_dequantize_ggml(DType block_type);
 void launch_ggml_dequantize(DType block_type, DType to, const void* blocks, void* dst,
                             uint64_t count, void* stream);
 
-// --- GPTQ, AWQ and FP8 checkpoints -----------------------------------------------------------
+// --- GPTQ, AWQ and FP8 checkpoints, ballast's int8 and int4 bundles --------------------------
 // Each writes the dense weight [out, in] (torch Linear layout, row-major) as `to`, one of f32,
 // f16, bf16: the f32 value of the CPU kernel, rounded once into `to`. Part shapes and dtypes
 // are the CPU path's (quantize/*_dequantize.cpp); the caller checks them with the CPU checks
@@ -118,6 +118,32 @@ struct Fp8Parts {
   int64_t col_block = 1;  // fp8_block_extent(in, scale_cols)
 };
 void launch_fp8_dequantize(const Fp8Parts& parts, DType to, void* dst, void* stream);
+
+// ballast's own int8 bundles (int8_quantize.hpp): x = (q - zero) * scale, one scale (and zero
+// point) per output row; symmetric bundles (i8 codes) have no zero points.
+struct Int8Parts {
+  const void* qweight = nullptr;  // [out, in] codes: i8 (symmetric) or u8 (with qzeros)
+  DType qweight_dtype = DType::i8;
+  const void* scales = nullptr;  // [out] of scales_dtype
+  DType scales_dtype = DType::f32;
+  const uint8_t* qzeros = nullptr;  // [out] zero points (u8 codes), or nullptr when symmetric
+  int64_t out = 0;
+  int64_t in = 0;
+};
+void launch_int8_dequantize(const Int8Parts& parts, DType to, void* dst, void* stream);
+
+// ballast's own int4 bundles (int4_quantize.hpp): two codes a byte (even input index in the
+// low nibble), x = (q - zero) * scale per group of in / groups input elements.
+struct Int4Parts {
+  const uint8_t* qweight = nullptr;  // [out, in / 2]
+  const void* scales = nullptr;      // [out, groups] of scales_dtype
+  DType scales_dtype = DType::f32;
+  const uint8_t* zeros = nullptr;  // [out, groups]
+  int64_t out = 0;
+  int64_t in = 0;  // even
+  int64_t groups = 0;
+};
+void launch_int4_dequantize(const Int4Parts& parts, DType to, void* dst, void* stream);
 
 // The block extent fp8_dequantize.cpp derives for `blocks` scales along a dimension of
 // `extent` elements: the whole extent for one block, 128 when 128 tiles it (DeepSeek's

@@ -1,0 +1,51 @@
+// The index math of launch_strided_copy: a strided view reduced to its fewest dimensions
+// (extent-1 dimensions dropped, neighbours that step through memory as one dimension merged),
+// and the element offset of the k-th element in row-major order. Shared by the kernel and
+// tests/cuda_kernels_math_test.cpp (see element_math.cuh).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "cuda/device_kernels.hpp"
+#include "cuda/kernels/element_math.cuh"
+
+namespace ballast::cuda {
+
+struct StridedLayout {
+  int rank = 0;  // 0 when the view is one element (offset 0)
+  int64_t shape[kMaxStridedRank] = {};
+  int64_t strides[kMaxStridedRank] = {};  // elements
+};
+
+// shape and strides have the same rank, at most kMaxStridedRank, and no zero extent.
+inline StridedLayout simplify_layout(std::span<const int64_t> shape,
+                                     std::span<const int64_t> strides) {
+  StridedLayout out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    const int r = out.rank;
+    if (r > 0 && out.strides[r - 1] == strides[d] * shape[d]) {  // outer steps over inner
+      out.shape[r - 1] *= shape[d];
+      out.strides[r - 1] = strides[d];
+      continue;
+    }
+    out.shape[r] = shape[d];
+    out.strides[r] = strides[d];
+    ++out.rank;
+  }
+  return out;
+}
+
+// Element offset (possibly negative) of the element at row-major position `linear`.
+BALLAST_HD int64_t strided_offset(const StridedLayout& layout, uint64_t linear) {
+  int64_t offset = 0;
+  for (int d = layout.rank - 1; d >= 0; --d) {
+    const auto extent = static_cast<uint64_t>(layout.shape[d]);
+    offset += static_cast<int64_t>(linear % extent) * layout.strides[d];
+    linear /= extent;
+  }
+  return offset;
+}
+
+}  // namespace ballast::cuda

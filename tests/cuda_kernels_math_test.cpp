@@ -1,0 +1,323 @@
+// The device kernels' element math (src/cuda/kernels/*.cuh), compiled here for the CPU, against
+// the CPU path of src/transform bit for bit: every cast pair over every f16 / bf16 / fp8 bit
+// pattern and edge, midpoint and random wide values; the scale step; every GGUF block type
+// over random and real (gguf-py written) blocks; GPTQ / AWQ / int8 / int4 bundles from
+// ballast's quantizers and FP8 with block scales; strided views against StridedGather. Runs without
+// CUDA.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "cuda/kernels/checkpoint_math.cuh"
+#include "cuda/kernels/element_math.cuh"
+#include "cuda/kernels/ggml_blocks.cuh"
+#include "cuda/kernels/strided_layout.cuh"
+#include "cuda_kernels_inputs.hpp"
+#include "loader/strided_gather.hpp"
+#include "transform/cast.hpp"
+#include "transform/ggml_dequant.hpp"
+#include "transform/quantize/dequantize_kernels.hpp"
+
+namespace ballast {
+namespace {
+
+using test::kCastSources;
+using test::kCastTargets;
+
+// The index of the first byte where a and b differ, as a readable failure; "" when equal.
+std::string first_difference(const std::vector<std::byte>& a, const std::vector<std::byte>& b,
+                             size_t element_size) {
+  if (a.size() != b.size()) return "sizes differ";
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k] != b[k]) {
+      const size_t e = k / element_size;
+      std::string text = "element " + std::to_string(e) + ": kernel math";
+      for (size_t j = 0; j < element_size; ++j)
+        text += " " + std::to_string(static_cast<int>(a[e * element_size + j]));
+      text += ", CPU path";
+      for (size_t j = 0; j < element_size; ++j)
+        text += " " + std::to_string(static_cast<int>(b[e * element_size + j]));
+      return text;
+    }
+  return "";
+}
+
+// The element math's cast of n elements (the loop a device kernel runs).
+std::vector<std::byte> math_cast(DType from, DType to, const std::vector<std::byte>& src) {
+  const size_t n = src.size() / cuda::storage_bytes(from);
+  std::vector<std::byte> dst(n * cuda::storage_bytes(to));
+  cuda::with_cast_source(from, [&](auto tag) {
+    for (size_t i = 0; i < n; ++i)
+      cuda::cast_element_to<decltype(tag)::value>(to, src.data(), dst.data(), i);
+  });
+  return dst;
+}
+
+TEST(CudaKernelsMath, CastsMatchTheCpuPathForEveryPair) {
+  int pairs = 0;
+  for (DType from : kCastSources) {
+    const auto src = test::cast_inputs(from);
+    const size_t n = src.size() / cuda::storage_bytes(from);
+    for (DType to : kCastTargets) {
+      if (from == to) continue;
+      SCOPED_TRACE(std::string(dtype_name(from)) + " -> " + std::string(dtype_name(to)));
+      ASSERT_TRUE(can_cast(from, to));
+      std::vector<std::byte> expected(n * cuda::storage_bytes(to));
+      cast_elements(from, src.data(), to, expected.data(), n);
+      EXPECT_EQ(first_difference(math_cast(from, to, src), expected, cuda::storage_bytes(to)), "");
+      ++pairs;
+    }
+  }
+  EXPECT_EQ(pairs, 15 * 6 - 6);
+}
+
+TEST(CudaKernelsMath, LoadAndStoreF32AreTheCpuCasts) {
+  for (DType d : kCastTargets) {
+    SCOPED_TRACE(dtype_name(d));
+    const auto src = test::cast_inputs(d);
+    const size_t n = src.size() / cuda::storage_bytes(d);
+    std::vector<float> loaded(n), expected(n);
+    for (size_t i = 0; i < n; ++i) loaded[i] = cuda::load_f32(d, src.data(), i);
+    cast_elements(d, src.data(), DType::f32, reinterpret_cast<std::byte*>(expected.data()), n);
+    EXPECT_EQ(std::memcmp(loaded.data(), expected.data(), n * 4), 0);
+
+    const auto floats = test::cast_inputs(DType::f32);
+    const size_t m = floats.size() / 4;
+    std::vector<std::byte> stored(m * cuda::storage_bytes(d)), cpu(stored.size());
+    for (size_t i = 0; i < m; ++i) {
+      float v;
+      std::memcpy(&v, floats.data() + i * 4, 4);
+      cuda::store_f32(d, stored.data(), i, v);
+    }
+    cast_elements(DType::f32, floats.data(), d, cpu.data(), m);
+    EXPECT_EQ(first_difference(stored, cpu, cuda::storage_bytes(d)), "");
+  }
+}
+
+TEST(CudaKernelsMath, ScaleMatchesTheCpuPath) {
+  for (DType d : kCastTargets) {
+    ASSERT_TRUE(can_scale(d));
+    const auto src = test::cast_inputs(d);
+    const size_t n = src.size() / cuda::storage_bytes(d);
+    for (double factor : test::kScaleFactors) {
+      SCOPED_TRACE(std::string(dtype_name(d)) + " * " + std::to_string(factor));
+      auto math = src, cpu = src;
+      cuda::with_cast_source(d, [&](auto tag) {
+        if constexpr (cuda::is_scale_dtype(decltype(tag)::value))
+          for (size_t i = 0; i < n; ++i)
+            cuda::scale_element<decltype(tag)::value>(math.data(), i, factor);
+      });
+      scale_elements(d, cpu.data(), n, factor);
+      EXPECT_EQ(first_difference(math, cpu, cuda::storage_bytes(d)), "");
+    }
+  }
+}
+
+// Every element of `blocks` through ggml_element, as `to`.
+std::vector<std::byte> math_dequantize(DType type, DType to, const std::vector<uint8_t>& blocks) {
+  const DTypeInfo& info = dtype_info(type);
+  const size_t n = blocks.size() / info.block_bytes * info.block_elements;
+  std::vector<std::byte> out(n * cuda::storage_bytes(to));
+  cuda::with_ggml_type(type, [&](auto tag) {
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t* block = blocks.data() + i / info.block_elements * info.block_bytes;
+      const auto j = static_cast<uint32_t>(i % info.block_elements);
+      cuda::store_f32(to, out.data(), i, cuda::ggml_element<decltype(tag)::value>(block, j));
+    }
+  });
+  return out;
+}
+
+std::vector<std::byte> cpu_dequantize(DType type, DType to, const std::vector<uint8_t>& blocks) {
+  const DTypeInfo& info = dtype_info(type);
+  const size_t n = blocks.size() / info.block_bytes * info.block_elements;
+  std::vector<std::byte> out(n * cuda::storage_bytes(to));
+  cast_elements(type, reinterpret_cast<const std::byte*>(blocks.data()), to, out.data(), n);
+  return out;
+}
+
+TEST(CudaKernelsMath, GgmlBlockSizesAreTheDtypeTable) {
+  for (DType type : test::kGgmlTypes) {
+    SCOPED_TRACE(dtype_name(type));
+    EXPECT_TRUE(ggml_can_dequantize(type));
+    EXPECT_TRUE(cuda::with_ggml_type(type, [&](auto tag) {
+      using Block = cuda::GgmlBlock<decltype(tag)::value>;
+      EXPECT_EQ(Block::elements, dtype_info(type).block_elements);
+      EXPECT_EQ(Block::bytes, dtype_info(type).block_bytes);
+    }));
+  }
+  for (DType type : all_dtypes())  // the same coverage as the CPU path
+    EXPECT_EQ(cuda::with_ggml_type(type, [](auto) {}), ggml_can_dequantize(type))
+        << dtype_name(type);
+}
+
+TEST(CudaKernelsMath, GgmlRandomBlocksMatchTheCpuPath) {
+  for (DType type : test::kGgmlTypes)
+    for (bool finite_scales : {true, false}) {
+      const auto blocks = test::random_ggml_blocks(type, 64, finite_scales, 7);
+      for (DType to : kCastTargets) {
+        SCOPED_TRACE(std::string(dtype_name(type)) + " -> " + std::string(dtype_name(to)) +
+                     (finite_scales ? "" : ", random scales"));
+        EXPECT_EQ(first_difference(math_dequantize(type, to, blocks),
+                                   cpu_dequantize(type, to, blocks), cuda::storage_bytes(to)),
+                  "");
+      }
+    }
+}
+
+TEST(CudaKernelsMath, GgmlGoldenBlocksMatchTheCpuPath) {
+  BALLAST_REQUIRE_GOLDEN();
+  const auto stored = test::golden_ggml_blocks();
+  EXPECT_EQ(stored.size(), 7u);  // q8_0 q4_0 q4_1 q5_0 q5_1 tq1_0 tq2_0 in all_types.gguf
+  for (const auto& tensor : stored) {
+    SCOPED_TRACE(tensor.name);
+    EXPECT_EQ(first_difference(math_dequantize(tensor.type, DType::f32, tensor.bytes),
+                               cpu_dequantize(tensor.type, DType::f32, tensor.bytes), 4),
+              "");
+  }
+}
+
+// The dense weight of `element` over [out, in], as f32 bytes.
+template <typename Parts, typename Element>
+std::vector<std::byte> math_dense(const Parts& parts, Element element) {
+  std::vector<std::byte> out(static_cast<size_t>(parts.out * parts.in) * 4);
+  for (int64_t o = 0; o < parts.out; ++o)
+    for (int64_t i = 0; i < parts.in; ++i)
+      cuda::store_f32(DType::f32, out.data(), static_cast<uint64_t>(o * parts.in + i),
+                      element(parts, o, i));
+  return out;
+}
+
+std::vector<std::byte> bytes_of(const std::vector<float>& values) {
+  std::vector<std::byte> out(values.size() * 4);
+  std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+const void* data_of(const NamedParts& parts, const std::string& name) {
+  return parts.at(name)->data();
+}
+
+TEST(CudaKernelsMath, GptqMatchesTheCpuPath) {
+  for (const auto& config : test::gptq_configs()) {
+    SCOPED_TRACE("bits " + std::to_string(config.bits) + (config.desc_act ? " desc_act" : ""));
+    const auto parts = test::quantized_parts(config, 64, 256, 11);
+    cuda::GptqParts gptq{.qweight = static_cast<const uint32_t*>(data_of(parts, "qweight")),
+                         .qzeros = static_cast<const uint32_t*>(data_of(parts, "qzeros")),
+                         .scales = data_of(parts, "scales"),
+                         .scales_dtype = parts.at("scales")->dtype(),
+                         .g_idx = config.desc_act ? data_of(parts, "g_idx") : nullptr,
+                         .g_idx_dtype = config.desc_act ? parts.at("g_idx")->dtype() : DType::i32,
+                         .out = 64,
+                         .in = 256,
+                         .groups = parts.at("scales")->shape()[0],
+                         .bits = config.bits};
+    EXPECT_EQ(first_difference(math_dense(gptq, cuda::gptq_element),
+                               bytes_of(dequantize_gptq(parts).values), 4),
+              "");
+  }
+}
+
+TEST(CudaKernelsMath, AwqMatchesTheCpuPath) {
+  for (const auto& config : test::awq_configs()) {
+    SCOPED_TRACE("group " + std::to_string(config.group_size));
+    const auto parts = test::quantized_parts(config, 64, 256, 12);
+    cuda::AwqParts awq{.qweight = static_cast<const uint32_t*>(data_of(parts, "qweight")),
+                       .qzeros = static_cast<const uint32_t*>(data_of(parts, "qzeros")),
+                       .scales = data_of(parts, "scales"),
+                       .scales_dtype = parts.at("scales")->dtype(),
+                       .out = 64,
+                       .in = 256,
+                       .groups = parts.at("scales")->shape()[0]};
+    EXPECT_EQ(first_difference(math_dense(awq, cuda::awq_element),
+                               bytes_of(dequantize_awq(parts).values), 4),
+              "");
+  }
+}
+
+TEST(CudaKernelsMath, Int8AndInt4BundlesMatchTheCpuPath) {
+  for (bool symmetric : {true, false}) {
+    SCOPED_TRACE(symmetric ? "int8 symmetric" : "int8 asymmetric");
+    const auto parts = test::quantized_parts(
+        {.scheme = QuantizeConfig::Scheme::int8, .symmetric = symmetric}, 48, 96, 14);
+    cuda::Int8Parts int8{
+        .qweight = data_of(parts, "qweight"),
+        .qweight_dtype = parts.at("qweight")->dtype(),
+        .scales = data_of(parts, "scales"),
+        .scales_dtype = parts.at("scales")->dtype(),
+        .qzeros = symmetric ? nullptr : static_cast<const uint8_t*>(data_of(parts, "qzeros")),
+        .out = 48,
+        .in = 96};
+    EXPECT_EQ(first_difference(math_dense(int8, cuda::int8_element),
+                               bytes_of(dequantize_int8(parts).values), 4),
+              "");
+  }
+  for (int group : {32, 96}) {
+    SCOPED_TRACE("int4 group " + std::to_string(group));
+    const auto parts = test::quantized_parts(
+        {.scheme = QuantizeConfig::Scheme::int4, .group_size = group}, 48, 96, 15);
+    cuda::Int4Parts int4{.qweight = static_cast<const uint8_t*>(data_of(parts, "qweight")),
+                         .scales = data_of(parts, "scales"),
+                         .scales_dtype = parts.at("scales")->dtype(),
+                         .zeros = static_cast<const uint8_t*>(data_of(parts, "zeros")),
+                         .out = 48,
+                         .in = 96,
+                         .groups = 96 / group};
+    EXPECT_EQ(first_difference(math_dense(int4, cuda::int4_element),
+                               bytes_of(dequantize_int4(parts).values), 4),
+              "");
+  }
+}
+
+TEST(CudaKernelsMath, Fp8MatchesTheCpuPath) {
+  struct Grid {
+    int64_t out, in, rows, cols;
+  };
+  // Per tensor, per row, DeepSeek's 128 x 128 blocks (ragged edges), even blocks of 16 x 32.
+  for (Grid g :
+       {Grid{48, 80, 1, 1}, Grid{48, 80, 48, 1}, Grid{200, 300, 2, 3}, Grid{64, 128, 4, 4}})
+    for (DType code : {DType::f8_e4m3, DType::f8_e5m2})
+      for (DType scale : {DType::f32, DType::bf16}) {
+        SCOPED_TRACE(std::to_string(g.rows) + " x " + std::to_string(g.cols) + " scales, " +
+                     std::string(dtype_name(code)) + ", " + std::string(dtype_name(scale)));
+        const auto c = test::fp8_case(code, g.out, g.in, g.rows, g.cols, scale, 13);
+        cuda::Fp8Parts fp8{.qweight = static_cast<const uint8_t*>(data_of(c.parts, "qweight")),
+                           .qweight_dtype = code,
+                           .scale = data_of(c.parts, "scale"),
+                           .scale_dtype = scale,
+                           .out = g.out,
+                           .in = g.in,
+                           .scale_rows = g.rows,
+                           .scale_cols = g.cols,
+                           .row_block = cuda::fp8_block_extent(g.out, g.rows),
+                           .col_block = cuda::fp8_block_extent(g.in, g.cols)};
+        EXPECT_EQ(first_difference(math_dense(fp8, cuda::fp8_element),
+                                   bytes_of(dequantize_fp8(c.parts).values), 4),
+                  "");
+      }
+}
+
+TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
+  std::vector<uint32_t> source(test::kStridedSourceElements);
+  for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint32_t>(k * 2654435761u);
+  const auto* memory = reinterpret_cast<const std::byte*>(source.data());
+  for (const auto& c : test::strided_cases()) {
+    SCOPED_TRACE(c.name);
+    View view;
+    view.offset = static_cast<uint64_t>(c.offset) * 4;
+    view.dtype = DType::u32;
+    view.shape = c.shape;
+    view.strides = c.strides;
+    const uint64_t n = view.numel();
+    std::vector<uint32_t> expected(n), gathered(n);
+    StridedGather(view, memory).gather(0, n, reinterpret_cast<std::byte*>(expected.data()));
+    const auto layout = cuda::simplify_layout(c.shape, c.strides);
+    for (uint64_t k = 0; k < n; ++k)
+      gathered[k] = source[static_cast<size_t>(c.offset + cuda::strided_offset(layout, k))];
+    EXPECT_EQ(gathered, expected);
+  }
+}
+
+}  // namespace
+}  // namespace ballast
