@@ -24,9 +24,9 @@ nvidia-smi -L || { echo "no GPU here"; exit 1; }
 step "build"
 bin="" pypath=""
 targets="cuda_backend_test device_upload_test device_load_test gpu_load_bench _core"
-if timeout 240 cmake --preset release -DBALLAST_CUDA=ON -DBALLAST_PYTHON=ON \
+if timeout 60 cmake --preset release -DBALLAST_CUDA=ON -DBALLAST_PYTHON=ON \
      -DPython_EXECUTABLE="$(command -v python3)" > /tmp/configure.log 2>&1 &&
-   timeout 240 cmake --build build/release -j"$(nproc)" --target $targets > /tmp/build.log 2>&1; then
+   timeout 200 cmake --build build/release -j"$(nproc)" --target $targets > /tmp/build.log 2>&1; then
   bin=build/release/tests pypath=$root/build/release/python
   cp build/release/bench/gpu/gpu_load_bench "$bin/"
   for t in $(ninja -C build/release -t targets all | sed -n 's/^\(cuda_kernels_[a-z_]*_test\): .*/\1/p'); do
@@ -52,8 +52,12 @@ for t in "$bin"/cuda_backend_test "$bin"/device_upload_test "$bin"/device_load_t
 done
 
 step "compute-sanitizer memcheck"
-timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/cuda_backend_test" \
+timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/cuda_backend_test" \
   --gtest_filter='*Arena*:*Capabilities*' --gtest_brief=1 || { echo "FAILED: memcheck"; failed=1; }
+if [[ -x $bin/cuda_kernels_device_test ]]; then
+  timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/cuda_kernels_device_test" \
+    --gtest_filter='*Cast*:*Strided*' --gtest_brief=1 || { echo "FAILED: memcheck (kernels)"; failed=1; }
+fi
 
 step "checkpoint"
 ckpt=/tmp/gpu_check/model.safetensors
