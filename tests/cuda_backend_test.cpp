@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "ballast/ballast.hpp"
 #include "ballast/cuda.hpp"
@@ -50,7 +49,7 @@ class CudaBackendTest : public testing::Test {
     ASSERT_EQ(device.nbytes(), host.nbytes()) << host.name();
     std::vector<std::byte> back(device.nbytes());
     cuda_backend(0)->copy_to_host(back.data(), device.data(), device.nbytes());
-    EXPECT_EQ(std::memcmp(back.data(), host.data(), host.nbytes()), 0) << host.name();
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), host.data())) << host.name();
   }
 
   TempDir dir_;

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -74,7 +73,7 @@ class DeviceLoadTest : public testing::Test {
     ASSERT_EQ(device.nbytes(), host.nbytes()) << host.name();
     std::vector<std::byte> back(device.nbytes());
     backend.copy_to_host(back.data(), device.data(), device.nbytes());
-    EXPECT_EQ(std::memcmp(back.data(), host.data(), host.nbytes()), 0) << host.name();
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), host.data())) << host.name();
   }
 
   TempDir dir_;

@@ -100,11 +100,12 @@ class HostDeviceBackend final : public DeviceBackend {
       std::memcpy(dst, src, n);
     });
   }
+  // As cudaMemcpy, a copy of no bytes may name null pointers.
   void copy_to_device(std::byte* dst, const std::byte* src, uint64_t n) override {
-    std::memcpy(dst, src, n);
+    if (n > 0) std::memcpy(dst, src, n);
   }
   void copy_to_host(std::byte* dst, const std::byte* src, uint64_t n) override {
-    std::memcpy(dst, src, n);
+    if (n > 0) std::memcpy(dst, src, n);
   }
 
   void record_event(DeviceEvent event, DeviceStream stream) override {
