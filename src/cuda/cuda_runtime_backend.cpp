@@ -61,6 +61,7 @@ class CudaBackend final : public DeviceBackend {
 
   void copy_to_device_async(std::byte* dst, const std::byte* src, uint64_t n,
                             DeviceStream stream) override {
+    use_device();
     check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
           "cudaMemcpyAsync");
   }
@@ -74,6 +75,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void record_event(DeviceEvent event, DeviceStream stream) override {
+    use_device();
     check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
           "cudaEventRecord");
   }
