@@ -334,7 +334,8 @@ TEST(CudaKernelsArguments, UnsupportedRequestsThrowBeforeLaunching) {
     return ErrorCode::io;  // not thrown: reported as a code no check expects
   };
   EXPECT_FALSE(cuda::device_can_cast(DType::f32, DType::i32));
-  EXPECT_FALSE(cuda::device_can_cast(DType::q4_0, DType::f32));
+  EXPECT_FALSE(cuda::device_can_cast(DType::iq2_xxs, DType::f32));
+  EXPECT_FALSE(cuda::device_can_cast(DType::q4_0, DType::i8));
   EXPECT_EQ(
       code_of([] { cuda::launch_cast(DType::f32, DType::i32, nullptr, nullptr, 4, nullptr); }),
       ErrorCode::unsupported);

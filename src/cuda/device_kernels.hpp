@@ -25,12 +25,14 @@ namespace ballast::cuda {
 
 // --- casts and scale -------------------------------------------------------------------------
 
-// True when launch_cast handles from -> to: `to` one of f64, f32, f16, bf16, f8_e4m3, f8_e5m2
-// and `from` one of those or an integer or bool type (i8..i64, u8..u64, boolean); also
-// from == to (a copy). The rules are cast.hpp's: round to nearest-even, NaN kept, e4m3
-// saturates to +-448, e5m2 overflows to infinity.
+// True when launch_cast handles from -> to, as can_cast (cast.hpp) does: `to` one of f64,
+// f32, f16, bf16, f8_e4m3, f8_e5m2 and `from` one of those, an integer or bool type (i8..i64,
+// u8..u64, boolean) or a GGUF block type of device_can_dequantize_ggml; or from == to (a
+// copy). The rules are cast.hpp's: round to nearest-even, NaN kept, e4m3 saturates to +-448,
+// e5m2 overflows to infinity.
 bool device_can_cast(DType from, DType to);
-// Converts `count` elements of `from` at src into `to` at dst.
+// Converts `count` elements of `from` at src into `to` at dst (a GGUF block type goes through
+// launch_ggml_dequantize).
 void launch_cast(DType from, DType to, const void* src, void* dst, uint64_t count, void* stream);
 
 // True when launch_scale handles dtype: f64, f32, f16, bf16, f8_e4m3, f8_e5m2.
