@@ -6,6 +6,8 @@
 // CUDA.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -22,26 +24,9 @@
 namespace ballast {
 namespace {
 
+using test::first_difference;
 using test::kCastSources;
 using test::kCastTargets;
-
-// The index of the first byte where a and b differ, as a readable failure; "" when equal.
-std::string first_difference(const std::vector<std::byte>& a, const std::vector<std::byte>& b,
-                             size_t element_size) {
-  if (a.size() != b.size()) return "sizes differ";
-  for (size_t k = 0; k < a.size(); ++k)
-    if (a[k] != b[k]) {
-      const size_t e = k / element_size;
-      std::string text = "element " + std::to_string(e) + ": kernel math";
-      for (size_t j = 0; j < element_size; ++j)
-        text += " " + std::to_string(static_cast<int>(a[e * element_size + j]));
-      text += ", CPU path";
-      for (size_t j = 0; j < element_size; ++j)
-        text += " " + std::to_string(static_cast<int>(b[e * element_size + j]));
-      return text;
-    }
-  return "";
-}
 
 // The element math's cast of n elements (the loop a device kernel runs).
 std::vector<std::byte> math_cast(DType from, DType to, const std::vector<std::byte>& src) {
@@ -109,7 +94,7 @@ TEST(CudaKernelsMath, ScaleMatchesTheCpuPath) {
             cuda::scale_element<decltype(tag)::value>(math.data(), i, factor);
       });
       scale_elements(d, cpu.data(), n, factor);
-      EXPECT_EQ(first_difference(math, cpu, cuda::storage_bytes(d)), "");
+      EXPECT_EQ(first_difference(math, cpu, cuda::storage_bytes(d), {d, std::isnan(factor)}), "");
     }
   }
 }
@@ -156,9 +141,10 @@ TEST(CudaKernelsMath, GgmlRandomBlocksMatchTheCpuPath) {
       for (DType to : kCastTargets) {
         SCOPED_TRACE(std::string(dtype_name(type)) + " -> " + std::string(dtype_name(to)) +
                      (finite_scales ? "" : ", random scales"));
-        EXPECT_EQ(first_difference(math_dequantize(type, to, blocks),
-                                   cpu_dequantize(type, to, blocks), cuda::storage_bytes(to)),
-                  "");
+        EXPECT_EQ(
+            first_difference(math_dequantize(type, to, blocks), cpu_dequantize(type, to, blocks),
+                             cuda::storage_bytes(to), {to, !finite_scales}),
+            "");
       }
     }
 }
@@ -303,6 +289,17 @@ TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
       cuda::strided_copy_element(layout, source.data() + c.offset, gathered.data(), k);
     EXPECT_EQ(gathered, expected);
   }
+}
+
+TEST(CudaKernelsMath, NegativeStridesReadBackwards) {
+  const auto& c = test::kReversed;
+  std::vector<uint32_t> source(test::kStridedSourceElements), gathered(source.size());
+  for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint32_t>(k);
+  const auto layout = cuda::simplify_layout(c.shape, c.strides);
+  EXPECT_EQ(layout.rank, 1);  // one dimension, stride -1
+  for (uint64_t k = 0; k < gathered.size(); ++k)
+    cuda::strided_copy_element(layout, source.data() + c.offset, gathered.data(), k);
+  EXPECT_TRUE(std::equal(gathered.begin(), gathered.end(), source.rbegin()));
 }
 
 }  // namespace
