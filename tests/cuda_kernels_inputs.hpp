@@ -70,7 +70,7 @@ inline std::vector<float> f32_inputs() {
                      -9.2233720368547758e18, 3e19, -3e19, 1e10, -1e10, 255.5, -128.5})
     v.push_back(static_cast<float>(big));
   std::mt19937 rng(28);
-  for (int i = 0; i < 200000; ++i) v.push_back(cuda::float_of(static_cast<uint32_t>(rng())));
+  for (int i = 0; i < 50000; ++i) v.push_back(cuda::float_of(static_cast<uint32_t>(rng())));
   return v;
 }
 
@@ -90,7 +90,7 @@ inline std::vector<double> f64_inputs() {
                         0x7FF4000000000000ull, 0x0000000000000001ull, 0x47EFFFFFE0000000ull,
                         0x47EFFFFFF0000000ull, 0x36A0000000000000ull, 0xC3E0000000000000ull})
     v.push_back(cuda::double_of(bits));
-  for (int i = 0; i < 50000; ++i) v.push_back(cuda::double_of(rng()));
+  for (int i = 0; i < 20000; ++i) v.push_back(cuda::double_of(rng()));
   return v;
 }
 
@@ -131,9 +131,8 @@ inline std::vector<std::byte> cast_inputs(DType dtype) {
   return out;
 }
 
-inline const std::vector<double> kScaleFactors = {0.5,      3.0,       -1.75, 1.0 / 3, 1e30,
-                                                  1e-30,    0.0,       -0.0,  1e300,   1e-310,
-                                                  INFINITY, -INFINITY, NAN,   -NAN};
+inline const std::vector<double> kScaleFactors = {0.5,    -1.75, 1.0 / 3,  1e30,
+                                                  1e-310, -0.0,  INFINITY, -NAN};
 
 // Byte offsets of the f16 scale fields of a block type (q8_k's f32 scale has its own rule).
 inline std::vector<size_t> ggml_half_fields(DType type) {
