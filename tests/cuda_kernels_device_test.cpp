@@ -7,6 +7,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 namespace ballast {
 namespace {
 
+using test::first_difference;
 using test::kCastSources;
 using test::kCastTargets;
 
@@ -58,24 +61,6 @@ class DeviceBuffer {
   void* data_ = nullptr;
   size_t size_;
 };
-
-// Index and bytes of the first differing element; "" when equal.
-std::string first_difference(const std::vector<std::byte>& gpu, const std::vector<std::byte>& cpu,
-                             size_t element_size) {
-  if (gpu.size() != cpu.size()) return "sizes differ";
-  for (size_t k = 0; k < gpu.size(); ++k)
-    if (gpu[k] != cpu[k]) {
-      const size_t e = k / element_size;
-      std::string text = "element " + std::to_string(e) + ": GPU";
-      for (size_t j = 0; j < element_size; ++j)
-        text += " " + std::to_string(static_cast<int>(gpu[e * element_size + j]));
-      text += ", CPU";
-      for (size_t j = 0; j < element_size; ++j)
-        text += " " + std::to_string(static_cast<int>(cpu[e * element_size + j]));
-      return text;
-    }
-  return "";
-}
 
 class CudaKernelsDevice : public ::testing::Test {
  protected:
@@ -128,23 +113,32 @@ TEST_F(CudaKernelsDevice, ScaleMatchesTheCpuPath) {
       finish();
       auto expected = src;
       scale_elements(d, expected.data(), n, factor);
-      EXPECT_EQ(first_difference(data.download(), expected, cuda::storage_bytes(d)), "");
+      EXPECT_EQ(first_difference(data.download(), expected, cuda::storage_bytes(d),
+                                 {d, std::isnan(factor)}),
+                "");
     }
   }
 }
 
-void expect_ggml_matches(DType type, const std::vector<uint8_t>& blocks, void* stream) {
+// nan_matches_nan: blocks whose scales may be NaN (see test::Agreement).
+void expect_ggml_matches(DType type, const std::vector<uint8_t>& blocks, bool nan_matches_nan,
+                         void* stream) {
   const DTypeInfo& info = dtype_info(type);
   const size_t n = blocks.size() / info.block_bytes * info.block_elements;
   const DeviceBuffer device_blocks(blocks);
   for (DType to : kCastTargets) {
     SCOPED_TRACE(std::string(dtype_name(type)) + " -> " + std::string(dtype_name(to)));
-    DeviceBuffer dst(n * cuda::storage_bytes(to));
-    cuda::launch_ggml_dequantize(type, to, device_blocks.get(), dst.get(), n, stream);
-    check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
     std::vector<std::byte> expected(n * cuda::storage_bytes(to));
     cast_elements(type, reinterpret_cast<const std::byte*>(blocks.data()), to, expected.data(), n);
-    EXPECT_EQ(first_difference(dst.download(), expected, cuda::storage_bytes(to)), "");
+    DeviceBuffer dst(n * cuda::storage_bytes(to)), cast_dst(n * cuda::storage_bytes(to));
+    cuda::launch_ggml_dequantize(type, to, device_blocks.get(), dst.get(), n, stream);
+    ASSERT_TRUE(cuda::device_can_cast(type, to));
+    cuda::launch_cast(type, to, device_blocks.get(), cast_dst.get(), n, stream);
+    check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+    const test::Agreement agreement{to, nan_matches_nan};
+    EXPECT_EQ(first_difference(dst.download(), expected, cuda::storage_bytes(to), agreement), "");
+    EXPECT_EQ(first_difference(cast_dst.download(), expected, cuda::storage_bytes(to), agreement),
+              "");
   }
 }
 
@@ -153,7 +147,8 @@ TEST_F(CudaKernelsDevice, GgmlRandomBlocksMatchTheCpuPath) {
     ASSERT_TRUE(cuda::device_can_dequantize_ggml(type));
     for (bool finite_scales : {true, false}) {
       SCOPED_TRACE(finite_scales ? "finite scales" : "random scales");
-      expect_ggml_matches(type, test::random_ggml_blocks(type, 64, finite_scales, 7), stream());
+      expect_ggml_matches(type, test::random_ggml_blocks(type, 64, finite_scales, 7),
+                          !finite_scales, stream());
     }
   }
 }
@@ -164,7 +159,7 @@ TEST_F(CudaKernelsDevice, GgmlGoldenBlocksMatchTheCpuPath) {
   EXPECT_EQ(stored.size(), 7u);
   for (const auto& tensor : stored) {
     SCOPED_TRACE(tensor.name);
-    expect_ggml_matches(tensor.type, tensor.bytes, stream());
+    expect_ggml_matches(tensor.type, tensor.bytes, false, stream());
   }
 }
 
@@ -323,6 +318,21 @@ TEST_F(CudaKernelsDevice, StridedCopiesGatherWhatStridedGatherGathers) {
   }
 }
 
+TEST_F(CudaKernelsDevice, NegativeStridesReadBackwards) {
+  const auto& c = test::kReversed;
+  std::vector<uint32_t> source(test::kStridedSourceElements);
+  for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint32_t>(k);
+  const DeviceBuffer device_source(source);
+  DeviceBuffer dst(source.size() * 4);
+  cuda::launch_strided_copy(device_source.as<uint32_t>() + c.offset, dst.get(), 4, c.shape,
+                            c.strides, stream());
+  finish();
+  const auto bytes = dst.download();
+  std::vector<uint32_t> gathered(source.size());
+  std::memcpy(gathered.data(), bytes.data(), bytes.size());
+  EXPECT_TRUE(std::equal(gathered.begin(), gathered.end(), source.rbegin()));
+}
+
 // Requests the kernels cannot serve are refused before anything reaches a GPU.
 TEST(CudaKernelsArguments, UnsupportedRequestsThrowBeforeLaunching) {
   auto code_of = [](auto&& call) {
@@ -334,10 +344,13 @@ TEST(CudaKernelsArguments, UnsupportedRequestsThrowBeforeLaunching) {
     return ErrorCode::io;  // not thrown: reported as a code no check expects
   };
   EXPECT_FALSE(cuda::device_can_cast(DType::f32, DType::i32));
-  EXPECT_FALSE(cuda::device_can_cast(DType::q4_0, DType::f32));
+  EXPECT_FALSE(cuda::device_can_cast(DType::iq2_xxs, DType::f32));
+  EXPECT_FALSE(cuda::device_can_cast(DType::q4_0, DType::i8));
   EXPECT_EQ(
       code_of([] { cuda::launch_cast(DType::f32, DType::i32, nullptr, nullptr, 4, nullptr); }),
       ErrorCode::unsupported);
+  EXPECT_EQ(code_of([] { cuda::launch_cast(DType::i4, DType::i4, nullptr, nullptr, 3, nullptr); }),
+            ErrorCode::invalid_argument);
   EXPECT_FALSE(cuda::device_can_scale(DType::i8));
   EXPECT_EQ(code_of([] { cuda::launch_scale(DType::i8, nullptr, 4, 2.0, nullptr); }),
             ErrorCode::unsupported);

@@ -70,7 +70,7 @@ inline std::vector<float> f32_inputs() {
                      -9.2233720368547758e18, 3e19, -3e19, 1e10, -1e10, 255.5, -128.5})
     v.push_back(static_cast<float>(big));
   std::mt19937 rng(28);
-  for (int i = 0; i < 200000; ++i) v.push_back(cuda::float_of(static_cast<uint32_t>(rng())));
+  for (int i = 0; i < 50000; ++i) v.push_back(cuda::float_of(static_cast<uint32_t>(rng())));
   return v;
 }
 
@@ -90,7 +90,7 @@ inline std::vector<double> f64_inputs() {
                         0x7FF4000000000000ull, 0x0000000000000001ull, 0x47EFFFFFE0000000ull,
                         0x47EFFFFFF0000000ull, 0x36A0000000000000ull, 0xC3E0000000000000ull})
     v.push_back(cuda::double_of(bits));
-  for (int i = 0; i < 50000; ++i) v.push_back(cuda::double_of(rng()));
+  for (int i = 0; i < 20000; ++i) v.push_back(cuda::double_of(rng()));
   return v;
 }
 
@@ -131,9 +131,8 @@ inline std::vector<std::byte> cast_inputs(DType dtype) {
   return out;
 }
 
-inline const std::vector<double> kScaleFactors = {0.5,      3.0,       -1.75, 1.0 / 3, 1e30,
-                                                  1e-30,    0.0,       -0.0,  1e300,   1e-310,
-                                                  INFINITY, -INFINITY, NAN,   -NAN};
+inline const std::vector<double> kScaleFactors = {0.5,    -1.75, 1.0 / 3,  1e30,
+                                                  1e-310, -0.0,  INFINITY, -NAN};
 
 // Byte offsets of the f16 scale fields of a block type (q8_k's f32 scale has its own rule).
 inline std::vector<size_t> ggml_half_fields(DType type) {
@@ -275,7 +274,8 @@ inline Fp8Case fp8_case(DType code_dtype, int64_t out, int64_t in, int64_t rows,
 }
 
 // Strided views over a buffer of 4 * 6 * 5 * 7 elements: transposes, slices (offsets and
-// steps), negative strides, broadcasts, overlapping rows and a rank-8 view.
+// steps), broadcasts, overlapping rows and a rank-8 view. (Negative strides, which the
+// planner never makes and StridedGather does not take, have their own check.)
 struct StridedCase {
   std::string name;
   int64_t offset;  // elements
@@ -290,13 +290,61 @@ inline std::vector<StridedCase> strided_cases() {
       {"permute 3-D", 0, {5, 24, 7}, {7, 35, 1}},
       {"permute 4-D", 0, {7, 5, 6, 4}, {1, 7, 35, 210}},
       {"slice rows", 35, {2, 6, 5, 7}, {210, 35, 7, 1}},
-      {"slice columns with step", 3, {4, 6, 5, 3}, {210, 35, 7, 2}},
-      {"negative strides", 839, {4, 6, 35}, {-210, -35, -1}},
+      {"slice columns with step", 2, {4, 6, 5, 3}, {210, 35, 7, 2}},
       {"broadcast", 5, {3, 4, 7}, {0, 7, 1}},
       {"overlapping rows", 0, {6, 5}, {7, 7}},
       {"rank 8", 0, {2, 2, 3, 2, 5, 7, 1, 1}, {420, 105, 35, 210, 7, 1, 1, 1}},
       {"single element", 17, {1}, {1}},
   };
+}
+
+// A view of the whole buffer backwards: element k is source element 839 - k.
+inline const StridedCase kReversed = {
+    "reversed", kStridedSourceElements - 1, {4, 6, 35}, {-210, -35, -1}};
+
+// True when `bits` (one element of a float dtype) is a NaN.
+inline bool is_nan_bits(DType dtype, const std::byte* bits) {
+  uint64_t v = 0;
+  std::memcpy(&v, bits, cuda::storage_bytes(dtype));
+  switch (dtype) {
+    case DType::f64: return (v & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
+    case DType::f32: return (v & 0x7FFFFFFFu) > 0x7F800000u;
+    case DType::f16: return (v & 0x7FFFu) > 0x7C00u;
+    case DType::bf16: return (v & 0x7FFFu) > 0x7F80u;
+    case DType::f8_e4m3: return (v & 0x7Fu) == 0x7Fu;
+    case DType::f8_e5m2: return (v & 0x7Fu) > 0x7Cu;
+    default: return false;
+  }
+}
+
+// How two outputs of dtype `dtype` must agree: bit for bit, or (nan_matches_nan) bit for bit
+// except that a NaN matches any NaN. The latter is for inputs where two NaNs meet (a NaN value
+// times a NaN factor, two NaN scales of a block): which one x86 returns depends on the operand
+// order the compiler picked for the CPU path, and GCC and clang pick differently.
+struct Agreement {
+  DType dtype;
+  bool nan_matches_nan = false;
+};
+
+// The first element where `got` and `cpu` disagree, readable; "" when they agree.
+inline std::string first_difference(const std::vector<std::byte>& got,
+                                    const std::vector<std::byte>& cpu, size_t element_size,
+                                    Agreement agreement = {DType::u8}) {
+  if (got.size() != cpu.size()) return "sizes differ";
+  for (size_t e = 0; e < got.size() / element_size; ++e) {
+    const std::byte* a = got.data() + e * element_size;
+    const std::byte* b = cpu.data() + e * element_size;
+    if (std::memcmp(a, b, element_size) == 0) continue;
+    if (agreement.nan_matches_nan && is_nan_bits(agreement.dtype, a) &&
+        is_nan_bits(agreement.dtype, b))
+      continue;
+    std::string text = "element " + std::to_string(e) + ": kernel";
+    for (size_t j = 0; j < element_size; ++j) text += " " + std::to_string(int(a[j]));
+    text += ", CPU path";
+    for (size_t j = 0; j < element_size; ++j) text += " " + std::to_string(int(b[j]));
+    return text;
+  }
+  return "";
 }
 
 }  // namespace ballast::test

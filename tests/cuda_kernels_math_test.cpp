@@ -6,6 +6,8 @@
 // CUDA.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -22,26 +24,9 @@
 namespace ballast {
 namespace {
 
+using test::first_difference;
 using test::kCastSources;
 using test::kCastTargets;
-
-// The index of the first byte where a and b differ, as a readable failure; "" when equal.
-std::string first_difference(const std::vector<std::byte>& a, const std::vector<std::byte>& b,
-                             size_t element_size) {
-  if (a.size() != b.size()) return "sizes differ";
-  for (size_t k = 0; k < a.size(); ++k)
-    if (a[k] != b[k]) {
-      const size_t e = k / element_size;
-      std::string text = "element " + std::to_string(e) + ": kernel math";
-      for (size_t j = 0; j < element_size; ++j)
-        text += " " + std::to_string(static_cast<int>(a[e * element_size + j]));
-      text += ", CPU path";
-      for (size_t j = 0; j < element_size; ++j)
-        text += " " + std::to_string(static_cast<int>(b[e * element_size + j]));
-      return text;
-    }
-  return "";
-}
 
 // The element math's cast of n elements (the loop a device kernel runs).
 std::vector<std::byte> math_cast(DType from, DType to, const std::vector<std::byte>& src) {
@@ -109,7 +94,7 @@ TEST(CudaKernelsMath, ScaleMatchesTheCpuPath) {
             cuda::scale_element<decltype(tag)::value>(math.data(), i, factor);
       });
       scale_elements(d, cpu.data(), n, factor);
-      EXPECT_EQ(first_difference(math, cpu, cuda::storage_bytes(d)), "");
+      EXPECT_EQ(first_difference(math, cpu, cuda::storage_bytes(d), {d, std::isnan(factor)}), "");
     }
   }
 }
@@ -120,11 +105,8 @@ std::vector<std::byte> math_dequantize(DType type, DType to, const std::vector<u
   const size_t n = blocks.size() / info.block_bytes * info.block_elements;
   std::vector<std::byte> out(n * cuda::storage_bytes(to));
   cuda::with_ggml_type(type, [&](auto tag) {
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t* block = blocks.data() + i / info.block_elements * info.block_bytes;
-      const auto j = static_cast<uint32_t>(i % info.block_elements);
-      cuda::store_f32(to, out.data(), i, cuda::ggml_element<decltype(tag)::value>(block, j));
-    }
+    for (size_t i = 0; i < n; ++i)
+      cuda::ggml_dequantize_element<decltype(tag)::value>(to, blocks.data(), out.data(), i);
   });
   return out;
 }
@@ -159,9 +141,10 @@ TEST(CudaKernelsMath, GgmlRandomBlocksMatchTheCpuPath) {
       for (DType to : kCastTargets) {
         SCOPED_TRACE(std::string(dtype_name(type)) + " -> " + std::string(dtype_name(to)) +
                      (finite_scales ? "" : ", random scales"));
-        EXPECT_EQ(first_difference(math_dequantize(type, to, blocks),
-                                   cpu_dequantize(type, to, blocks), cuda::storage_bytes(to)),
-                  "");
+        EXPECT_EQ(
+            first_difference(math_dequantize(type, to, blocks), cpu_dequantize(type, to, blocks),
+                             cuda::storage_bytes(to), {to, !finite_scales}),
+            "");
       }
     }
 }
@@ -178,21 +161,19 @@ TEST(CudaKernelsMath, GgmlGoldenBlocksMatchTheCpuPath) {
   }
 }
 
-// The dense weight of `element` over [out, in], as f32 bytes.
-template <typename Parts, typename Element>
-std::vector<std::byte> math_dense(const Parts& parts, Element element) {
-  std::vector<std::byte> out(static_cast<size_t>(parts.out * parts.in) * 4);
-  for (int64_t o = 0; o < parts.out; ++o)
-    for (int64_t i = 0; i < parts.in; ++i)
-      cuda::store_f32(DType::f32, out.data(), static_cast<uint64_t>(o * parts.in + i),
-                      element(parts, o, i));
-  return out;
-}
-
-std::vector<std::byte> bytes_of(const std::vector<float>& values) {
-  std::vector<std::byte> out(values.size() * 4);
-  std::memcpy(out.data(), values.data(), out.size());
-  return out;
+// What a dequantization kernel writes for `parts`, against the CPU's dense f32 values cast
+// into each dense dtype.
+template <typename Parts, float (*Element)(const Parts&, int64_t, int64_t)>
+void expect_dense_matches(const Parts& parts, const std::vector<float>& cpu) {
+  for (DType to : {DType::f32, DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(to));
+    std::vector<std::byte> math(cpu.size() * cuda::storage_bytes(to)), expected(math.size());
+    for (uint64_t k = 0; k < cpu.size(); ++k)
+      cuda::dequantize_dense_element<Parts, Element>(parts, to, math.data(), k);
+    cast_elements(DType::f32, reinterpret_cast<const std::byte*>(cpu.data()), to, expected.data(),
+                  cpu.size());
+    EXPECT_EQ(first_difference(math, expected, cuda::storage_bytes(to)), "");
+  }
 }
 
 const void* data_of(const NamedParts& parts, const std::string& name) {
@@ -213,9 +194,7 @@ TEST(CudaKernelsMath, GptqMatchesTheCpuPath) {
                          .in = 256,
                          .groups = parts.at("scales")->shape()[0],
                          .bits = config.bits};
-    EXPECT_EQ(first_difference(math_dense(gptq, cuda::gptq_element),
-                               bytes_of(dequantize_gptq(parts).values), 4),
-              "");
+    expect_dense_matches<cuda::GptqParts, cuda::gptq_element>(gptq, dequantize_gptq(parts).values);
   }
 }
 
@@ -230,9 +209,7 @@ TEST(CudaKernelsMath, AwqMatchesTheCpuPath) {
                        .out = 64,
                        .in = 256,
                        .groups = parts.at("scales")->shape()[0]};
-    EXPECT_EQ(first_difference(math_dense(awq, cuda::awq_element),
-                               bytes_of(dequantize_awq(parts).values), 4),
-              "");
+    expect_dense_matches<cuda::AwqParts, cuda::awq_element>(awq, dequantize_awq(parts).values);
   }
 }
 
@@ -249,9 +226,7 @@ TEST(CudaKernelsMath, Int8AndInt4BundlesMatchTheCpuPath) {
         .qzeros = symmetric ? nullptr : static_cast<const uint8_t*>(data_of(parts, "qzeros")),
         .out = 48,
         .in = 96};
-    EXPECT_EQ(first_difference(math_dense(int8, cuda::int8_element),
-                               bytes_of(dequantize_int8(parts).values), 4),
-              "");
+    expect_dense_matches<cuda::Int8Parts, cuda::int8_element>(int8, dequantize_int8(parts).values);
   }
   for (int group : {32, 96}) {
     SCOPED_TRACE("int4 group " + std::to_string(group));
@@ -264,9 +239,7 @@ TEST(CudaKernelsMath, Int8AndInt4BundlesMatchTheCpuPath) {
                          .out = 48,
                          .in = 96,
                          .groups = 96 / group};
-    EXPECT_EQ(first_difference(math_dense(int4, cuda::int4_element),
-                               bytes_of(dequantize_int4(parts).values), 4),
-              "");
+    expect_dense_matches<cuda::Int4Parts, cuda::int4_element>(int4, dequantize_int4(parts).values);
   }
 }
 
@@ -292,9 +265,8 @@ TEST(CudaKernelsMath, Fp8MatchesTheCpuPath) {
                            .scale_cols = g.cols,
                            .row_block = cuda::fp8_block_extent(g.out, g.rows),
                            .col_block = cuda::fp8_block_extent(g.in, g.cols)};
-        EXPECT_EQ(first_difference(math_dense(fp8, cuda::fp8_element),
-                                   bytes_of(dequantize_fp8(c.parts).values), 4),
-                  "");
+        expect_dense_matches<cuda::Fp8Parts, cuda::fp8_element>(fp8,
+                                                                dequantize_fp8(c.parts).values);
       }
 }
 
@@ -314,9 +286,20 @@ TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
     StridedGather(view, memory).gather(0, n, reinterpret_cast<std::byte*>(expected.data()));
     const auto layout = cuda::simplify_layout(c.shape, c.strides);
     for (uint64_t k = 0; k < n; ++k)
-      gathered[k] = source[static_cast<size_t>(c.offset + cuda::strided_offset(layout, k))];
+      cuda::strided_copy_element(layout, source.data() + c.offset, gathered.data(), k);
     EXPECT_EQ(gathered, expected);
   }
+}
+
+TEST(CudaKernelsMath, NegativeStridesReadBackwards) {
+  const auto& c = test::kReversed;
+  std::vector<uint32_t> source(test::kStridedSourceElements), gathered(source.size());
+  for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint32_t>(k);
+  const auto layout = cuda::simplify_layout(c.shape, c.strides);
+  EXPECT_EQ(layout.rank, 1);  // one dimension, stride -1
+  for (uint64_t k = 0; k < gathered.size(); ++k)
+    cuda::strided_copy_element(layout, source.data() + c.offset, gathered.data(), k);
+  EXPECT_TRUE(std::equal(gathered.begin(), gathered.end(), source.rbegin()));
 }
 
 }  // namespace

@@ -1,19 +1,22 @@
 // Host-callable launchers of ballast's CUDA kernels: the transforms of a load (casts, scale,
-// GGUF block dequantization, GPTQ / AWQ / FP8 dequantization, strided gathers for transposes
-// and slices) run on the GPU, so bytes cross the bus in their stored (smaller) form.
+// GGUF block dequantization, GPTQ / AWQ / FP8 / int8 / int4 dequantization, strided gathers for
+// transposes and slices) run on the GPU, so bytes cross the bus in their stored (smaller) form.
 //
 // Every launcher is asynchronous on `stream` (a cudaStream_t passed as void*; nullptr is the
-// legacy default stream) and returns once the kernel is queued. Pointers are device pointers
-// (or managed / mapped host memory the device can reach); source and destination must not
-// overlap. Element pointers must be aligned to the element size (cudaMalloc's 256 bytes always
-// are); block-quantized and packed sources are read byte by byte and need no alignment.
+// legacy default stream) and returns once the kernel is queued; none synchronizes. Pointers are
+// device pointers (or managed / mapped host memory the device can reach); source and
+// destination must not overlap. Element pointers must be aligned to the element size
+// (cudaMalloc's 256 bytes always are); block-quantized and packed sources are read byte by byte
+// and need no alignment. Data is little-endian (big-endian views stay on the CPU path).
 // Results are bit for bit those of the CPU path in src/transform (cast.cpp, ggml_dequant.cpp,
-// quantize/*_dequantize.cpp); the element math is shared through src/cuda/kernels/*.cuh.
+// quantize/*_dequantize.cpp), NaNs included; the element math is shared through
+// src/cuda/kernels/*.cuh and tested on the CPU by tests/cuda_kernels_math_test.
 //
-// Errors: a (from, to) pair or type without a kernel throws Error(unsupported) before anything
-// is queued (ask the device_can_* functions first); a failed launch throws Error(io) naming the
-// kernel and the CUDA error string. Errors of a kernel while it runs surface, as CUDA does, at
-// the next synchronizing call on the stream. A count of zero queues nothing.
+// Errors: a (from, to) pair or type without a kernel throws Error(unsupported), and arguments
+// a kernel cannot serve (sizes, ranks, bits) Error(invalid_argument), before anything is queued
+// (ask the device_can_* functions first); a failed launch throws Error(io) naming the kernel and
+// the CUDA error. Errors of a kernel while it runs surface, as CUDA's do, at the next
+// synchronizing call on the stream. A count of zero queues nothing.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +28,14 @@ namespace ballast::cuda {
 
 // --- casts and scale -------------------------------------------------------------------------
 
-// True when launch_cast handles from -> to: `to` one of f64, f32, f16, bf16, f8_e4m3, f8_e5m2
-// and `from` one of those or an integer or bool type (i8..i64, u8..u64, boolean); also
-// from == to (a copy). The rules are cast.hpp's: round to nearest-even, NaN kept, e4m3
-// saturates to +-448, e5m2 overflows to infinity.
+// True when launch_cast handles from -> to, as can_cast (cast.hpp) does: `to` one of f64,
+// f32, f16, bf16, f8_e4m3, f8_e5m2 and `from` one of those, an integer or bool type (i8..i64,
+// u8..u64, boolean) or a GGUF block type of device_can_dequantize_ggml; or from == to (a
+// copy). The rules are cast.hpp's: round to nearest-even, NaN kept, e4m3 saturates to +-448,
+// e5m2 overflows to infinity.
 bool device_can_cast(DType from, DType to);
-// Converts `count` elements of `from` at src into `to` at dst.
+// Converts `count` elements of `from` at src into `to` at dst (a GGUF block type goes through
+// launch_ggml_dequantize).
 void launch_cast(DType from, DType to, const void* src, void* dst, uint64_t count, void* stream);
 
 // True when launch_scale handles dtype: f64, f32, f16, bf16, f8_e4m3, f8_e5m2.

@@ -27,17 +27,25 @@ __global__ void scale_kernel(void* data, uint64_t n, double factor) {
 }  // namespace
 
 bool device_can_cast(DType from, DType to) {
-  return is_cast_source(from) && (from == to || is_cast_target(to));
+  if (from == to) return true;
+  if (device_can_dequantize_ggml(from)) return is_cast_target(to);
+  return is_cast_source(from) && is_cast_target(to);
 }
 
 void launch_cast(DType from, DType to, const void* src, void* dst, uint64_t count, void* stream) {
   if (!device_can_cast(from, to))
     unsupported(std::string("cast from ") + std::string(dtype_name(from)) + " to " +
                 std::string(dtype_name(to)));
+  if (from != to && device_can_dequantize_ggml(from))
+    return launch_ggml_dequantize(from, to, src, dst, count, stream);
   if (count == 0) return;
   if (from == to) {
-    cudaMemcpyAsync(dst, src, count * storage_bytes(from), cudaMemcpyDeviceToDevice,
-                    as_stream(stream));
+    const auto bytes = dtype_bytes_for(from, count);
+    if (!bytes)
+      throw Error(ErrorCode::invalid_argument, std::to_string(count) + " elements of " +
+                                                   std::string(dtype_name(from)) +
+                                                   " are not whole blocks");
+    cudaMemcpyAsync(dst, src, *bytes, cudaMemcpyDeviceToDevice, as_stream(stream));
     return check_cuda("cudaMemcpyAsync (launch_cast)");
   }
   with_cast_source(from, [&](auto tag) {

@@ -12,10 +12,8 @@ namespace {
 
 template <typename Parts, float (*Element)(const Parts&, int64_t, int64_t)>
 __global__ void checkpoint_kernel(Parts parts, DType to, void* dst, uint64_t n) {
-  const auto in = static_cast<uint64_t>(parts.in);
   for (uint64_t k = first_index(); k < n; k += grid_stride())
-    store_f32(to, dst, k,
-              Element(parts, static_cast<int64_t>(k / in), static_cast<int64_t>(k % in)));
+    dequantize_dense_element<Parts, Element>(parts, to, dst, k);
 }
 
 void require(bool ok, const char* kernel, const std::string& what) {

@@ -78,4 +78,12 @@ BALLAST_HD float int4_element(const Int4Parts& p, int64_t o, int64_t i) {
                  load_f32(p.scales_dtype, p.scales, g));
 }
 
+// What one thread of a dequantization kernel does: element k of the row-major [out, in]
+// weight, computed by Element and stored as element k of dst in dtype `to`.
+template <typename Parts, float (*Element)(const Parts&, int64_t, int64_t)>
+BALLAST_HD void dequantize_dense_element(const Parts& parts, DType to, void* dst, uint64_t k) {
+  const auto in = static_cast<uint64_t>(parts.in);
+  store_f32(to, dst, k, Element(parts, static_cast<int64_t>(k / in), static_cast<int64_t>(k % in)));
+}
+
 }  // namespace ballast::cuda

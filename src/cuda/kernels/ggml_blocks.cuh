@@ -210,6 +210,15 @@ BALLAST_HD float ggml_element(const uint8_t* b, uint32_t j) {
   }
 }
 
+// What one thread of the GGUF kernel does: element i of the tensor whose blocks start at
+// `blocks`, stored as element i of dst in dtype `to` (an is_cast_target).
+template <DType T>
+BALLAST_HD void ggml_dequantize_element(DType to, const uint8_t* blocks, void* dst, uint64_t i) {
+  using Block = GgmlBlock<T>;
+  const uint8_t* block = blocks + i / Block::elements * Block::bytes;
+  store_f32(to, dst, i, ggml_element<T>(block, static_cast<uint32_t>(i % Block::elements)));
+}
+
 // Calls f(std::integral_constant<DType, T>{}) for a block type with an element kernel; false
 // for any other dtype. Host code.
 template <typename F>

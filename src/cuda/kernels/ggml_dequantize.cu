@@ -1,6 +1,6 @@
 // GGUF block dequantization on the device (device_kernels.hpp): one kernel per block type, one
-// thread per element, each decoding its element with ggml_blocks.cuh's ggml_element and
-// storing it in the target dtype; writes coalesce, and the block bytes a warp shares come
+// thread per element, each running ggml_blocks.cuh's ggml_dequantize_element (decode the
+// element, store it in the target dtype); writes coalesce, and the block bytes a warp shares come
 // from L1.
 #include <string>
 
@@ -13,11 +13,8 @@ namespace {
 
 template <DType T>
 __global__ void ggml_kernel(DType to, const uint8_t* blocks, void* dst, uint64_t n) {
-  using Block = GgmlBlock<T>;
-  for (uint64_t i = first_index(); i < n; i += grid_stride()) {
-    const uint8_t* block = blocks + i / Block::elements * Block::bytes;
-    store_f32(to, dst, i, ggml_element<T>(block, static_cast<uint32_t>(i % Block::elements)));
-  }
+  for (uint64_t i = first_index(); i < n; i += grid_stride())
+    ggml_dequantize_element<T>(to, blocks, dst, i);
 }
 
 }  // namespace

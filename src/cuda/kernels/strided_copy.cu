@@ -20,7 +20,7 @@ template <typename Element>
 __global__ void strided_copy_kernel(StridedLayout layout, const Element* src, Element* dst,
                                     uint64_t n) {
   for (uint64_t i = first_index(); i < n; i += grid_stride())
-    dst[i] = src[strided_offset(layout, i)];
+    strided_copy_element(layout, src, dst, i);
 }
 
 template <typename Element>

@@ -48,4 +48,11 @@ BALLAST_HD int64_t strided_offset(const StridedLayout& layout, uint64_t linear) 
   return offset;
 }
 
+// What one thread of the strided copy does: output element i from its place in src.
+template <typename Element>
+BALLAST_HD void strided_copy_element(const StridedLayout& layout, const Element* src, Element* dst,
+                                     uint64_t i) {
+  dst[i] = src[strided_offset(layout, i)];
+}
+
 }  // namespace ballast::cuda
