@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "core/produced_mapping.hpp"
+#include "io/local_file.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -34,7 +36,7 @@ class SliceRegion final : public MappedRegion {
   uint64_t offset_, length_;
 };
 
-class SliceSource final : public ByteSource {
+class SliceSource final : public ByteSource, public LocalFileBacked, public ProducedMapping {
  public:
   SliceSource(std::shared_ptr<ByteSource> parent, uint64_t offset, uint64_t length,
               std::string name)
@@ -52,9 +54,9 @@ class SliceSource final : public ByteSource {
     if (!parent) return nullptr;
     return std::make_shared<SliceRegion>(std::move(parent), offset_, length_);
   }
-  bool mapping_produces_bytes() const override { return parent_->mapping_produces_bytes(); }
+  bool mapping_produces_bytes() const override { return ballast::mapping_produces_bytes(*parent_); }
   std::optional<LocalFile> local_file(bool want_direct) const override {
-    auto file = parent_->local_file(want_direct);
+    auto file = local_file_of(*parent_, want_direct);
     if (file) file->base += offset_;
     return file;
   }

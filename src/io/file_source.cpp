@@ -94,7 +94,7 @@ class MmapRegion final : public MappedRegion {
   bool writable_;
 };
 
-class FileByteSource final : public ByteSource {
+class FileByteSource final : public ByteSource, public LocalFileBacked {
  public:
   FileByteSource(int fd, uint64_t size, std::string name, FileOpenOptions options)
       : fd_(fd), size_(size), name_(std::move(name)), options_(options) {}

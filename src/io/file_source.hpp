@@ -13,6 +13,7 @@
 
 #include "ballast/byte_source.hpp"
 #include "ballast/config.hpp"
+#include "io/local_file.hpp"
 
 namespace ballast {
 

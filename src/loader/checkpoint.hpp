@@ -104,7 +104,7 @@ class Checkpoint {
   std::shared_ptr<Store> store_;
   CheckpointOptions options_;
   ShardParsing parsing_;
-  std::optional<std::string> only_tensor_;  // FileSource::tensor_name
+  std::optional<std::string> only_tensor_;  // only_tensor_of(source)
   std::vector<std::unique_ptr<Shard>> shards_;
   std::map<std::string, size_t, std::less<>> weight_map_;  // tensor -> shard, from index.json
   std::vector<IgnoredFile> ignored_;

@@ -21,6 +21,7 @@
 #include "loader/prepared_load.hpp"
 #include "remote/lazy_cached_source.hpp"
 #include "remote/remote_context.hpp"
+#include "remote/source_store.hpp"
 #include "transform/plan.hpp"
 #include "util/parallel_for.hpp"
 #include "util/shape_util.hpp"
@@ -105,7 +106,7 @@ class DefaultLoader final : public WeightLoader {
   WeightLoaderCapabilities capabilities() const override {
     WeightLoaderCapabilities caps;
     for (const auto& parser : registered_format_parsers()) caps.formats.push_back(parser->format());
-    caps.sources = {"file", "memory", "url", "huggingface", "s3"};
+    caps.sources = supported_source_kinds();
     caps.transformations = {"transpose", "reshape", "cast", "slice", "scale", "quantize"};
     caps.devices = {Device::Kind::cpu};
     for (const auto& f : config_.factories)

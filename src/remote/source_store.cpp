@@ -45,4 +45,13 @@ std::shared_ptr<Store> make_store(const WeightSource& source, const StoreContext
   return std::visit(MakeStore{source, context}, source.location);
 }
 
+std::optional<std::string> only_tensor_of(const WeightSource& source) {
+  const auto* file = std::get_if<FileSource>(&source.location);
+  return file ? file->tensor_name : std::nullopt;
+}
+
+std::vector<std::string> supported_source_kinds() {
+  return {"file", "memory", "url", "huggingface", "s3"};
+}
+
 }  // namespace ballast

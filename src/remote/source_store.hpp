@@ -4,6 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "ballast/config.hpp"
 #include "ballast/source.hpp"
@@ -19,5 +22,11 @@ struct StoreContext {
 
 // Cheap: a store asks nothing of a server or the environment until it is used.
 std::shared_ptr<Store> make_store(const WeightSource& source, const StoreContext& context);
+
+// The one tensor the source restricts itself to (WeightSource::file(path, tensor)), if any.
+std::optional<std::string> only_tensor_of(const WeightSource& source);
+
+// The kinds of source make_store serves, by name (WeightLoaderCapabilities::sources).
+std::vector<std::string> supported_source_kinds();
 
 }  // namespace ballast

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "core/produced_mapping.hpp"
 #include "util/checked.hpp"
 
 namespace ballast {
@@ -37,7 +38,7 @@ class BufferRegion final : public MappedRegion {
   std::shared_ptr<const Buffer> buffer_;
 };
 
-class InflatedSource final : public ByteSource {
+class InflatedSource final : public ByteSource, public ProducedMapping {
  public:
   InflatedSource(std::shared_ptr<ByteSource> compressed, const ZipMember& member, std::string name,
                  std::string archive_name)
