@@ -42,7 +42,7 @@ class ReadEngineTest : public testing::Test {
 };
 
 TEST_F(ReadEngineTest, EveryMethodReadsTheExactBytes) {
-  auto source = open_file_source(path_, file_open_options(ReadMode::read));
+  auto source = open_file_source(path_, file_open_options(ReadMode::read, real_os()));
   ThreadPool pool(3);
   const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
       {0, bytes_.size()},     {1, 1}, {4095, 4098}, {12345, 2 * 1024 * 1024 + 7},
@@ -199,9 +199,9 @@ TEST(ParallelFor, ReportsTheFirstFailureAndStops) {
 
 TEST(BatchReader, ReportsWhetherIoUringIsUsed) {
   // Either answer is valid (containers often forbid io_uring); both paths are tested above.
-  BatchReader reader(true);
+  BatchReader reader(*real_os(), true);
   EXPECT_EQ(reader.uses_uring(), io_uring_available());
-  BatchReader plain(false);
+  BatchReader plain(*real_os(), false);
   EXPECT_FALSE(plain.uses_uring());
 }
 

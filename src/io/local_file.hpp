@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "ballast/byte_source.hpp"
@@ -21,7 +22,7 @@ struct LocalFile {
   int direct_fd = -1;  // the same file opened with O_DIRECT, or -1 where that failed
   uint64_t base = 0;
   uint64_t file_size = 0;
-  const Os* os = nullptr;  // lives as long as the source
+  std::shared_ptr<const Os> os;  // never null
 };
 
 class LocalFileBacked {

@@ -61,7 +61,8 @@ std::map<int, FileSweep> plan_sweeps(const std::vector<PreparedLoad>& prepared,
     auto file = local_file_of(*view.data, true);
     if (!file || file->direct_fd < 0) continue;
     FileSweep& sweep = sweeps[file->direct_fd];
-    sweep.file = {.fd = file->fd, .direct_fd = file->direct_fd, .file_size = file->file_size};
+    sweep.file = {
+        .fd = file->fd, .direct_fd = file->direct_fd, .file_size = file->file_size, .os = file->os};
     sweep.specs.push_back(i);
     sweep.first.push_back(file->base + view.offset);
   }

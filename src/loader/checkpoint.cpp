@@ -55,7 +55,7 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
   std::shared_ptr<Checkpoint> cp(
       new Checkpoint(describe(source), std::move(store), options, source));
   cp->only_tensor_ = only_tensor_of(source);
-  CheckpointLayout layout = resolve_layout(*cp->store_, options.limits);
+  CheckpointLayout layout = resolve_layout(*cp->store_, options.limits, *options.os);
   cp->weight_map_ = std::move(layout.weight_map);
   cp->index_metadata_ = std::move(layout.metadata);
   cp->ignored_ = std::move(layout.ignored);

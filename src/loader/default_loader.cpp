@@ -32,11 +32,13 @@ namespace {
 
 class DefaultLoader final : public WeightLoader {
  public:
-  explicit DefaultLoader(WeightLoaderConfig config)
+  DefaultLoader(WeightLoaderConfig config, std::shared_ptr<const Os> os)
       : config_(std::move(config)),
         checkpoints_(
-            {.remote = make_remote_context(config_), .read_mode = config_.read_mode},
-            {.limits = config_.limits, .verify_checksums = config_.enable_integrity_checks}),
+            {.remote = make_remote_context(config_, os), .read_mode = config_.read_mode, .os = os},
+            {.limits = config_.limits,
+             .verify_checksums = config_.enable_integrity_checks,
+             .os = os}),
         pool_(thread_count(config_)) {
     if (config_.alignment < 16 || (config_.alignment & (config_.alignment - 1)) != 0 ||
         config_.alignment > 4096)
@@ -305,7 +307,12 @@ class DefaultLoader final : public WeightLoader {
 }  // namespace
 
 std::unique_ptr<WeightLoader> make_default_loader(const WeightLoaderConfig& config) {
-  return std::make_unique<DefaultLoader>(config);
+  return make_default_loader_with_os(config, real_os());
+}
+
+std::unique_ptr<WeightLoader> make_default_loader_with_os(const WeightLoaderConfig& config,
+                                                          std::shared_ptr<const Os> os) {
+  return std::make_unique<DefaultLoader>(config, std::move(os));
 }
 
 }  // namespace ballast

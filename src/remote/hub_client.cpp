@@ -187,8 +187,8 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
 std::vector<std::byte> HubClient::read_small(const std::string& revision, const std::string& path,
                                              uint64_t max_bytes) const {
   if (remote_->caching || settings_.offline) {
-    return read_small_file(download(revision, path, max_bytes), max_bytes,
-                           describe(revision, path));
+    return read_small_file(download(revision, path, max_bytes), max_bytes, describe(revision, path),
+                           remote_->os);
   }
   return http_get_small(*remote_->http, make_http_target(url(revision, path), auth_headers()),
                         max_bytes);
@@ -212,7 +212,8 @@ ShardInput HubClient::open_shard(const std::string& revision, const std::string&
   };
   if (remote_->caching || settings_.offline) {
     auto file = download(revision, path, std::nullopt, probe);
-    return ShardInput{open_file_source(file, file_open_options(read_mode)), siblings, file};
+    return ShardInput{open_file_source(file, file_open_options(read_mode, remote_->os)), siblings,
+                      file};
   }
   return ShardInput{open_ranged(revision, path), siblings, {}};
 }

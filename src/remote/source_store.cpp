@@ -16,7 +16,7 @@ struct MakeStore {
   const StoreContext& context;
 
   std::shared_ptr<Store> operator()(const FileSource& file) const {
-    return std::make_shared<LocalStore>(file.path, context.read_mode);
+    return std::make_shared<LocalStore>(file.path, context.read_mode, context.os);
   }
   std::shared_ptr<Store> operator()(const MemorySource& memory) const {
     return std::make_shared<MemoryStore>(memory.bytes, memory.owner, describe(source));

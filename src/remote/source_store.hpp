@@ -10,6 +10,7 @@
 
 #include "ballast/config.hpp"
 #include "ballast/source.hpp"
+#include "io/os.hpp"
 #include "io/store.hpp"
 #include "remote/remote_context.hpp"
 
@@ -18,6 +19,7 @@ namespace ballast {
 struct StoreContext {
   std::shared_ptr<const RemoteContext> remote;  // null: remote sources are unsupported
   ReadMode read_mode = ReadMode::automatic;
+  std::shared_ptr<const Os> os = real_os();  // local files' (and cached blobs') system calls
 };
 
 // Cheap: a store asks nothing of a server or the environment until it is used.
