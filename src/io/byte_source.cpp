@@ -9,13 +9,13 @@
 #include "core/produced_mapping.hpp"
 #include "io/local_file.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 
 std::vector<std::byte> ByteSource::read(uint64_t offset, uint64_t length) const {
   if (!range_inside(offset, length, size()))
-    throw Error(ErrorCode::invalid_format,
-                fmt::format("read of {} bytes past the end of a {}-byte source", length, size()),
+    throw Error(ErrorCode::invalid_format, past_end_message(length, size()),
                 {.source = name(), .offset = offset});
   std::vector<std::byte> out(length);
   read_at(offset, out);
@@ -45,7 +45,7 @@ class SliceSource final : public ByteSource, public LocalFileBacked, public Prod
   uint64_t size() const override { return length_; }
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), length_))
-      throw Error(ErrorCode::invalid_format, "read past the end of the source",
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), length_),
                   {.source = name_, .offset = offset});
     parent_->read_at(offset_ + offset, out);
   }
@@ -89,7 +89,7 @@ class MemoryByteSource final : public ByteSource {
   uint64_t size() const override { return region_->size(); }
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), region_->size()))
-      throw Error(ErrorCode::invalid_format, "read past the end of the source",
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), region_->size()),
                   {.source = name_, .offset = offset});
     if (!out.empty()) std::memcpy(out.data(), region_->data() + offset, out.size());
   }
@@ -106,9 +106,7 @@ class MemoryByteSource final : public ByteSource {
 std::shared_ptr<ByteSource> make_slice_source(std::shared_ptr<ByteSource> parent, uint64_t offset,
                                               uint64_t length, std::string name) {
   if (!range_inside(offset, length, parent->size()))
-    throw Error(ErrorCode::invalid_format,
-                fmt::format("a {}-byte range lies past the end of a {}-byte source", length,
-                            parent->size()),
+    throw Error(ErrorCode::invalid_format, past_end_message(length, parent->size()),
                 {.source = parent->name(), .offset = offset});
   if (name.empty()) name = parent->name();
   return std::make_shared<SliceSource>(std::move(parent), offset, length, std::move(name));

@@ -17,6 +17,7 @@
 
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -112,10 +113,8 @@ class FileByteSource final : public ByteSource, public LocalFileBacked {
 
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), size_))
-      throw Error(
-          ErrorCode::invalid_format,
-          fmt::format("read of {} bytes past the end of the {}-byte file", out.size(), size_),
-          {.source = name_, .offset = offset});
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), size_, "file"),
+                  {.source = name_, .offset = offset});
     ssize_t n = pread_full(os(), fd_, out.data(), out.size(), static_cast<off_t>(offset));
     if (n < 0)
       throw Error(ErrorCode::io, fmt::format("read failed: {}", std::strerror(errno)),
@@ -221,8 +220,7 @@ std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64
   auto file = open_file_source(path, {.allow_mmap = false, .os = std::move(os)});
   if (file->size() > max_bytes)
     throw Error(ErrorCode::limit_exceeded,
-                fmt::format("the file has {} bytes, more than the {} allowed (max_header_bytes)",
-                            file->size(), max_bytes),
+                limit_message("file size", file->size(), "max_header_bytes", max_bytes),
                 {.source = name});
   return file->read(0, file->size());
 }

@@ -11,6 +11,7 @@
 #include "remote/lazy_cached_source.hpp"
 #include "remote/probed_download.hpp"
 #include "remote/url.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -82,7 +83,7 @@ std::vector<std::byte> read_small_object(const RemoteContext& remote, const Http
   CachedObject object = fetch_cached(remote, target, [&](std::shared_ptr<ByteSource> ranged) {
     if (ranged->size() > max_bytes)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("the file is larger than the {}-byte limit", max_bytes),
+                  limit_message("file size", ranged->size(), "max_header_bytes", max_bytes),
                   {.source = target.name});
   });
   return read_small_file(object.path, max_bytes, target.name, remote.os);

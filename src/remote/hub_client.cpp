@@ -9,6 +9,7 @@
 #include "remote/hub_errors.hpp"
 #include "remote/probed_download.hpp"
 #include "remote/url.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -158,9 +159,8 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
   const HubFileInfo& info = *resolved;
   if (max_bytes && info.size > *max_bytes)
     throw Error(ErrorCode::limit_exceeded,
-                fmt::format("the file has {} bytes, more than the {} allowed (max_header_bytes); "
-                            "refused before downloading it",
-                            info.size, *max_bytes),
+                limit_message("file size", info.size, "max_header_bytes", *max_bytes) +
+                    "; refused before downloading it",
                 {.source = where});
   cache_.write_ref(revision, info.commit);
   if (auto file = cache_.cached(info.commit, path)) return *file;

@@ -15,6 +15,7 @@
 #include "ballast/error.hpp"
 #include "core/produced_mapping.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -61,7 +62,7 @@ class InflatedSource final : public ByteSource, public ProducedMapping {
 
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), size()))
-      throw Error(ErrorCode::invalid_format, "read past the end of the source",
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), size()),
                   {.source = name_, .offset = offset});
     std::lock_guard lock(mutex_);
     settle();
