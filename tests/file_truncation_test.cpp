@@ -13,7 +13,8 @@
 
 #include "ballast/ballast.hpp"
 #include "io/file_source.hpp"
-#include "io/syscalls.hpp"
+#include "loader/default_loader.hpp"
+#include "support/faulty_os.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
 
@@ -73,12 +74,6 @@ TEST(FileTruncation, LoaderReportsATruncatedCheckpoint) {
 }
 
 // The size check is a system call; a batch makes it once per file, not once per tensor.
-int fstat_calls = 0;
-int counting_fstat(int fd, struct stat* st) {
-  ++fstat_calls;
-  return sys::real_calls().fstat(fd, st);
-}
-
 TEST(FileTruncation, ABatchChecksEachFilesSizeOncePerBatch) {
   TempDir dir;
   const fs::path path = dir / "m.safetensors";
@@ -88,22 +83,21 @@ TEST(FileTruncation, ABatchChecksEachFilesSizeOncePerBatch) {
   write_file(path, safetensors_file(tensors));
   WeightLoaderConfig config;
   config.read_mode = ReadMode::mmap;
-  config.num_threads = 1;  // the swapped table is not safe with other threads running loads
-  auto loader = make_weight_loader(config);
+  config.num_threads = 1;
+  auto os = std::make_shared<FaultyOs>();  // no faults: it counts the calls
+  auto loader = make_default_loader_with_os(config, os);
   const auto source = WeightSource::file(path);
   (void)loader->get_metadata(source);
   std::vector<TensorSpec> specs;
   for (const auto& t : tensors) specs.push_back({.name = t.name, .source = source});
-  fstat_calls = 0;
-  sys::calls().fstat = counting_fstat;
+  os->fstat_calls = 0;
   const auto loaded = loader->load_tensors(specs);
-  sys::calls().fstat = sys::real_calls().fstat;
   ASSERT_EQ(loaded.size(), tensors.size());
   for (size_t i = 0; i < loaded.size(); ++i) {
     EXPECT_TRUE(loaded[i]->is_zero_copy());
     EXPECT_EQ(loaded[i]->as<uint8_t>()[4095], static_cast<uint8_t>(i));
   }
-  EXPECT_EQ(fstat_calls, 1);
+  EXPECT_EQ(os->fstat_calls, 1);
 }
 
 TEST(FileTruncation, ReplacingByRenameKeepsTheOpenFileIntact) {

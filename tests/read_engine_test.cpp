@@ -42,7 +42,7 @@ class ReadEngineTest : public testing::Test {
 };
 
 TEST_F(ReadEngineTest, EveryMethodReadsTheExactBytes) {
-  auto source = open_file_source(path_, file_open_options(ReadMode::read));
+  auto source = open_file_source(path_, file_open_options(ReadMode::read, real_os()));
   ThreadPool pool(3);
   const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
       {0, bytes_.size()},     {1, 1}, {4095, 4098}, {12345, 2 * 1024 * 1024 + 7},
@@ -77,7 +77,7 @@ TEST_F(ReadEngineTest, SlicesOfFilesReadAtTheirOffset) {
 
 TEST_F(ReadEngineTest, ThePreadFallbackOfTheBatchReaderMatches) {
   auto source = open_file_source(path_);
-  auto file = *source->local_file(true);
+  auto file = *local_file_of(*source, true);
   std::vector<std::byte> out(2 * 1024 * 1024 + 3);
   read_buffered(file, 17, out, false, "f");
   EXPECT_EQ(text(out), expected(17, out.size()));
@@ -107,7 +107,7 @@ std::vector<std::pair<uint64_t, uint64_t>> scattered_ranges(uint64_t file_size) 
 
 TEST_F(ReadEngineTest, OneSweepReadsManyRangesAndReportsEachOnce) {
   auto source = open_file_source(path_);
-  const auto file = *source->local_file(true);
+  const auto file = *local_file_of(*source, true);
   if (file.direct_fd < 0) GTEST_SKIP() << "this file system refuses O_DIRECT";
   ThreadPool pool(3);
   const auto wanted = scattered_ranges(bytes_.size());
@@ -132,7 +132,7 @@ TEST_F(ReadEngineTest, OneSweepReadsManyRangesAndReportsEachOnce) {
 
 TEST_F(ReadEngineTest, ASweepOfAFileThatShrankFailsNamingTheOffset) {
   auto source = open_file_source(path_);
-  const auto file = *source->local_file(true);
+  const auto file = *local_file_of(*source, true);
   if (file.direct_fd < 0) GTEST_SKIP() << "this file system refuses O_DIRECT";
   std::filesystem::resize_file(path_, 1 << 20);
   std::vector<std::byte> early(1000), late(5000);
@@ -199,9 +199,9 @@ TEST(ParallelFor, ReportsTheFirstFailureAndStops) {
 
 TEST(BatchReader, ReportsWhetherIoUringIsUsed) {
   // Either answer is valid (containers often forbid io_uring); both paths are tested above.
-  BatchReader reader(true);
+  BatchReader reader(*real_os(), true);
   EXPECT_EQ(reader.uses_uring(), io_uring_available());
-  BatchReader plain(false);
+  BatchReader plain(*real_os(), false);
   EXPECT_FALSE(plain.uses_uring());
 }
 

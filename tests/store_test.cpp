@@ -116,7 +116,7 @@ TEST(Store, AShardIndexCannotNameAnObjectOutsideItsFolder) {
 TEST(Store, ALocalFileVersionChangesWithTheFile) {
   TempDir dir;
   write_file(dir / "w.safetensors", "1234");
-  LocalStore store(dir / "w.safetensors", ReadMode::automatic);
+  LocalStore store(dir / "w.safetensors", ReadMode::automatic, real_os());
   const std::string before = store.version(store.named());
   EXPECT_FALSE(before.empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -130,7 +130,7 @@ TEST(Store, ALocalSiblingStaysInsideItsFolder) {
   TempDir dir;
   write_file(dir / "m" / "x.safetensors", "1");
   write_file(dir / "outside.safetensors", "1");
-  LocalStore store(dir / "m" / "model.safetensors.index.json", ReadMode::automatic);
+  LocalStore store(dir / "m" / "model.safetensors.index.json", ReadMode::automatic, real_os());
   const std::string index = store.named();
   EXPECT_EQ(store.sibling(index, "x.safetensors"),
             std::filesystem::canonical(dir / "m" / "x.safetensors").string());

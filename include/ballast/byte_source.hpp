@@ -3,27 +3,19 @@
 //
 // `read_at` is thread-safe and reads exactly the requested bytes or throws Error (io when the
 // system fails, invalid_format when the range lies past the end). Local files and memory may
-// also expose their whole contents as a MappedRegion for zero-copy access.
+// also expose their whole contents as a MappedRegion for zero-copy access. A source of your own
+// implements size, read_at, name and, optionally, mapping(): how ballast's own local files
+// reach the read engine's faster paths (io_uring, O_DIRECT) is internal to the library.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace ballast {
-
-// The open local file behind a source, for the read engine's own system calls: byte `offset`
-// of the source is byte `base + offset` of the file.
-struct LocalFile {
-  int fd = -1;         // opened for buffered reads
-  int direct_fd = -1;  // the same file opened with O_DIRECT, or -1 where that failed
-  uint64_t base = 0;
-  uint64_t file_size = 0;
-};
 
 // Memory that stays valid while the region object lives (an mmap, a buffer).
 class MappedRegion {
@@ -43,13 +35,6 @@ class ByteSource {
   virtual void read_at(uint64_t offset, std::span<std::byte> out) const = 0;
   // The whole source as memory, or null when that is impossible or unwise.
   virtual std::shared_ptr<const MappedRegion> mapping() const { return nullptr; }
-  // Whether mapping() would have to produce the bytes it returns (inflate a compressed zip
-  // member) instead of handing out memory that exists. A reader that wants the bytes once
-  // then asks read_at for them, straight into its own buffer: one copy, not two.
-  virtual bool mapping_produces_bytes() const { return false; }
-  // The local file behind the source, or nullopt (memory, network). `want_direct` opens the
-  // O_DIRECT descriptor on first use. The descriptors live as long as the source.
-  virtual std::optional<LocalFile> local_file(bool /*want_direct*/) const { return std::nullopt; }
   // Path, URL or other description for error messages.
   virtual const std::string& name() const = 0;
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "ballast/error.hpp"
-#include "io/syscalls.hpp"
+#include "io/os.hpp"
 
 #if BALLAST_HAVE_LIBURING
 #include <liburing.h>
@@ -42,7 +42,8 @@ UringRing* thread_ring() { return nullptr; }
 
 bool io_uring_available() { return thread_ring() != nullptr; }
 
-BatchReader::BatchReader(bool use_uring) : ring_(use_uring ? thread_ring() : nullptr) {}
+BatchReader::BatchReader(const Os& os, bool use_uring)
+    : os_(os), ring_(use_uring && os.allows_io_uring() ? thread_ring() : nullptr) {}
 
 BatchReader::~BatchReader() {
   // Never leave the kernel writing into buffers the caller is about to free (after an error,
@@ -71,7 +72,7 @@ void BatchReader::submit(uint64_t tag, int fd, void* buffer, size_t length, uint
 #endif
   ssize_t n;
   do {
-    n = sys::calls().pread(fd, buffer, length, static_cast<off_t>(offset));
+    n = os_.pread(fd, buffer, length, static_cast<off_t>(offset));
   } while (n < 0 && errno == EINTR);
   finished_.push_back({tag, n < 0 ? -errno : n});
   ++in_flight_;

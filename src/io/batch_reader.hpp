@@ -1,7 +1,8 @@
 // BatchReader: keeps several positional reads in flight on one thread — through the thread's
 // io_uring ring (liburing) when the build has it and the kernel allows it, and otherwise by
 // running each read with pread as it is submitted. Callers submit, then collect completions in
-// any order; they handle short reads themselves (resubmitting the rest).
+// any order; they handle short reads themselves (resubmitting the rest). The pread fallback
+// goes through the Os given; an Os that is not the real one is always read with pread.
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +13,7 @@
 
 namespace ballast {
 
+class Os;
 struct UringRing;  // one thread's io_uring ring
 
 class BatchReader {
@@ -19,8 +21,9 @@ class BatchReader {
   // At most this many reads may be in flight at once.
   static constexpr unsigned kMaxDepth = 32;
 
-  // `use_uring` false always reads with pread.
-  explicit BatchReader(bool use_uring);
+  // `use_uring` false (or an `os` that allows no io_uring) always reads with os.pread. `os`
+  // must outlive the reader.
+  BatchReader(const Os& os, bool use_uring);
   BatchReader(const BatchReader&) = delete;
   BatchReader& operator=(const BatchReader&) = delete;
   ~BatchReader();
@@ -39,6 +42,7 @@ class BatchReader {
   Done wait();
 
  private:
+  const Os& os_;
   UringRing* ring_ = nullptr;  // the thread's ring, or null for pread
   unsigned in_flight_ = 0;
   std::deque<Done> finished_;  // pread results, in submission order

@@ -35,7 +35,7 @@ void read_buffered(const LocalFile& file, uint64_t offset, std::span<std::byte> 
   auto length_of = [&](uint64_t i) {
     return std::min<uint64_t>(kPieceBytes, out.size() - i * kPieceBytes);
   };
-  BatchReader reader(use_uring);
+  BatchReader reader(*file.os, use_uring);
   auto issue = [&](uint64_t i) {
     const uint64_t at = i * kPieceBytes + done[i];
     reader.submit(i, file.fd, out.data() + at, length_of(i) - done[i], file.base + offset + at);

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "ballast/byte_source.hpp"
+#include "io/local_file.hpp"
 
 namespace ballast {
 

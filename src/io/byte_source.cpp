@@ -6,14 +6,16 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "core/produced_mapping.hpp"
+#include "io/local_file.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 
 std::vector<std::byte> ByteSource::read(uint64_t offset, uint64_t length) const {
   if (!range_inside(offset, length, size()))
-    throw Error(ErrorCode::invalid_format,
-                fmt::format("read of {} bytes past the end of a {}-byte source", length, size()),
+    throw Error(ErrorCode::invalid_format, past_end_message(length, size()),
                 {.source = name(), .offset = offset});
   std::vector<std::byte> out(length);
   read_at(offset, out);
@@ -34,7 +36,7 @@ class SliceRegion final : public MappedRegion {
   uint64_t offset_, length_;
 };
 
-class SliceSource final : public ByteSource {
+class SliceSource final : public ByteSource, public LocalFileBacked, public ProducedMapping {
  public:
   SliceSource(std::shared_ptr<ByteSource> parent, uint64_t offset, uint64_t length,
               std::string name)
@@ -43,7 +45,7 @@ class SliceSource final : public ByteSource {
   uint64_t size() const override { return length_; }
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), length_))
-      throw Error(ErrorCode::invalid_format, "read past the end of the source",
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), length_),
                   {.source = name_, .offset = offset});
     parent_->read_at(offset_ + offset, out);
   }
@@ -52,9 +54,9 @@ class SliceSource final : public ByteSource {
     if (!parent) return nullptr;
     return std::make_shared<SliceRegion>(std::move(parent), offset_, length_);
   }
-  bool mapping_produces_bytes() const override { return parent_->mapping_produces_bytes(); }
+  bool mapping_produces_bytes() const override { return ballast::mapping_produces_bytes(*parent_); }
   std::optional<LocalFile> local_file(bool want_direct) const override {
-    auto file = parent_->local_file(want_direct);
+    auto file = local_file_of(*parent_, want_direct);
     if (file) file->base += offset_;
     return file;
   }
@@ -87,7 +89,7 @@ class MemoryByteSource final : public ByteSource {
   uint64_t size() const override { return region_->size(); }
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), region_->size()))
-      throw Error(ErrorCode::invalid_format, "read past the end of the source",
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), region_->size()),
                   {.source = name_, .offset = offset});
     if (!out.empty()) std::memcpy(out.data(), region_->data() + offset, out.size());
   }
@@ -104,9 +106,7 @@ class MemoryByteSource final : public ByteSource {
 std::shared_ptr<ByteSource> make_slice_source(std::shared_ptr<ByteSource> parent, uint64_t offset,
                                               uint64_t length, std::string name) {
   if (!range_inside(offset, length, parent->size()))
-    throw Error(ErrorCode::invalid_format,
-                fmt::format("a {}-byte range lies past the end of a {}-byte source", length,
-                            parent->size()),
+    throw Error(ErrorCode::invalid_format, past_end_message(length, parent->size()),
                 {.source = parent->name(), .offset = offset});
   if (name.empty()) name = parent->name();
   return std::make_shared<SliceSource>(std::move(parent), offset, length, std::move(name));

@@ -154,7 +154,7 @@ class Sweep {
 
   void pipeline() {
     std::byte* bounce = thread_bounce(slots_ * window_bytes_);
-    BatchReader reader(use_uring_);
+    BatchReader reader(*file_.os, use_uring_);
     std::vector<Slot> slot(slots_);
     auto issue = [&](unsigned s) {
       const Window& w = windows_[slot[s].window];

@@ -15,7 +15,7 @@
 #include <span>
 #include <string>
 
-#include "ballast/byte_source.hpp"
+#include "io/local_file.hpp"
 
 namespace ballast {
 

@@ -1,8 +1,8 @@
 // Local files as ByteSources: positional reads with pread, an optional read-only mmap of the
 // whole file for zero-copy tensors, and the descriptors (buffered and O_DIRECT) for the read
-// engine. The size is fixed when the file is opened; every parser
-// checks its ranges against it, so a file shorter than its header claims fails at open instead
-// of raising SIGBUS on first touch.
+// engine. Every system call goes through the Os in the options (io/os.hpp). The size is fixed when
+// the file is opened; every parser checks its ranges against it, so a file shorter than its header
+// claims fails at open instead of raising SIGBUS on first touch.
 #pragma once
 
 #include <filesystem>
@@ -13,16 +13,21 @@
 
 #include "ballast/byte_source.hpp"
 #include "ballast/config.hpp"
+#include "io/local_file.hpp"
+#include "io/os.hpp"
 
 namespace ballast {
 
 struct FileOpenOptions {
   bool allow_mmap = true;     // false: mapping() always returns null (the reading modes)
   bool map_anywhere = false;  // true: map network and uncached files too (mmap mode)
+  // Makes every call on the file; a loader passes its own (the real one unless a test's).
+  std::shared_ptr<const Os> os = real_os();
 };
 
-// What a read mode permits: automatic maps where it pays, mmap everywhere, the others never.
-FileOpenOptions file_open_options(ReadMode mode);
+// What a read mode permits: automatic maps where it pays, mmap everywhere, the others never;
+// the file is read through `os`.
+FileOpenOptions file_open_options(ReadMode mode, std::shared_ptr<const Os> os);
 
 // Opens `path` read-only. Throws Error(not_found) when it does not exist and Error(io) on other
 // failures. With allow_mmap, mapping() maps the file on first use; unless map_anywhere, it
@@ -35,7 +40,8 @@ std::shared_ptr<ByteSource> open_file_source(const std::filesystem::path& path,
 // The whole of a small file (a shard index, say); Error(limit_exceeded) when it holds more than
 // `max_bytes`. `name` describes the file in errors (a URL or hf:// name for cached copies).
 std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64_t max_bytes,
-                                       const std::string& name);
+                                       const std::string& name,
+                                       std::shared_ptr<const Os> os = real_os());
 
 // The text of a small file of the user's or of a cache (a config, a token file, a cache record
 // or ref), or nullopt when there is none. Like every open here, a FIFO or device at that path

@@ -1,6 +1,8 @@
 // Folder-confined path resolution (see folder_opener.hpp).
 #include "io/folder_opener.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -31,8 +33,8 @@ std::vector<std::filesystem::path> allowed_roots(const std::filesystem::path& ba
 
 }  // namespace
 
-std::filesystem::path resolve_inside(const std::filesystem::path& folder,
-                                     std::string_view relative) {
+std::filesystem::path resolve_inside(const std::filesystem::path& folder, std::string_view relative,
+                                     const Os& os) {
   const std::string where = folder.string();
   auto refuse = [&](std::string_view why) -> std::filesystem::path {
     throw Error(ErrorCode::invalid_format, fmt::format("refusing path '{}': {}", relative, why),
@@ -47,24 +49,24 @@ std::filesystem::path resolve_inside(const std::filesystem::path& folder,
   for (const auto& part : rel)
     if (part == "..") return refuse("'..' would leave the model folder");
 
-  std::error_code ec;
-  auto base = std::filesystem::canonical(folder, ec);
-  if (ec) throw Error(ErrorCode::not_found, "model folder does not exist", {.source = where});
-  auto target = base / rel;
-  if (!std::filesystem::exists(target, ec))
+  const auto base = os.canonical(folder);
+  if (!base) throw Error(ErrorCode::not_found, "model folder does not exist", {.source = where});
+  const auto target = *base / rel;
+  struct stat st {};
+  if (os.stat(target.c_str(), &st) != 0)
     throw Error(ErrorCode::not_found, fmt::format("file '{}' does not exist", relative),
                 {.source = where});
-  auto resolved = std::filesystem::canonical(target, ec);
-  if (ec)
+  const auto resolved = os.canonical(target);
+  if (!resolved)
     throw Error(ErrorCode::io, fmt::format("cannot resolve '{}'", relative), {.source = where});
-  for (const auto& root : allowed_roots(base))
-    if (lies_under(resolved, root)) return resolved;
+  for (const auto& root : allowed_roots(*base))
+    if (lies_under(*resolved, root)) return *resolved;
   return refuse("it resolves (through a symlink) outside the model folder");
 }
 
 SiblingOpener make_folder_opener(std::filesystem::path folder, FileOpenOptions options) {
   return [folder = std::move(folder), options](std::string_view relative) {
-    return open_file_source(resolve_inside(folder, relative), options);
+    return open_file_source(resolve_inside(folder, relative, *options.os), options);
   };
 }
 

@@ -13,11 +13,12 @@
 
 namespace ballast {
 
-// Resolves `relative` inside `folder` (or, for a Hub snapshot, its repo's blobs folder);
-// throws Error(invalid_format) for an escape and Error(not_found) when the file is missing.
-std::filesystem::path resolve_inside(const std::filesystem::path& folder,
-                                     std::string_view relative);
+// Resolves `relative` inside `folder` (or, for a Hub snapshot, its repo's blobs folder) through
+// `os`; throws Error(invalid_format) for an escape and Error(not_found) when the file is missing.
+std::filesystem::path resolve_inside(const std::filesystem::path& folder, std::string_view relative,
+                                     const Os& os);
 
+// Opens files inside `folder` with `options` (and through its Os).
 SiblingOpener make_folder_opener(std::filesystem::path folder, FileOpenOptions options);
 
 }  // namespace ballast

@@ -21,43 +21,42 @@ fs::path folder_of(const fs::path& file) {
 
 }  // namespace
 
-LocalStore::LocalStore(fs::path path, ReadMode read_mode)
-    : path_(std::move(path)), read_mode_(read_mode) {}
+LocalStore::LocalStore(fs::path path, ReadMode read_mode, std::shared_ptr<const Os> os)
+    : path_(std::move(path)), read_mode_(read_mode), os_(std::move(os)) {}
 
 std::vector<std::string> LocalStore::expand(const std::string& object) {
-  std::error_code ec;
-  if (!fs::exists(fs::status(object, ec)) || ec)
+  if (!exists(object))
     throw Error(ErrorCode::not_found, "no such file or folder", {.source = object});
   return {object};
 }
 
 bool LocalStore::exists(const std::string& object) {
-  std::error_code ec;
-  return fs::exists(object, ec);
+  struct stat st {};
+  return os_->stat(object.c_str(), &st) == 0;
 }
 
 bool LocalStore::is_folder(const std::string& object) const {
-  std::error_code ec;
-  return fs::is_directory(object, ec);
+  struct stat st {};
+  return os_->stat(object.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 ShardInput LocalStore::open(const std::string& object) {
   const fs::path path = object;
-  const FileOpenOptions options = file_open_options(read_mode_);
+  const FileOpenOptions options = file_open_options(read_mode_, os_);
   return {open_file_source(path, options), make_folder_opener(folder_of(path), options), path};
 }
 
 std::vector<std::byte> LocalStore::read_small(const std::string& object, uint64_t max_bytes) {
-  return read_small_file(object, max_bytes, object);
+  return read_small_file(object, max_bytes, object, os_);
 }
 
 std::string LocalStore::sibling(const std::string& object, std::string_view relative) const {
-  return resolve_inside(folder_of(object), relative).string();
+  return resolve_inside(folder_of(object), relative, *os_).string();
 }
 
 std::string LocalStore::version(const std::string& object) const {
   struct stat st {};
-  if (::stat(object.c_str(), &st) != 0) return {};
+  if (os_->stat(object.c_str(), &st) != 0) return {};
   return fmt::format("{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 

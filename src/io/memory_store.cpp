@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 
@@ -15,7 +16,7 @@ MemoryStore::MemoryStore(std::span<const std::byte> bytes, std::shared_ptr<const
 std::vector<std::byte> MemoryStore::read_small(const std::string& object, uint64_t max_bytes) {
   if (bytes_->size() > max_bytes)
     throw Error(ErrorCode::limit_exceeded,
-                fmt::format("the object is larger than the {}-byte limit", max_bytes),
+                limit_message("object size", bytes_->size(), "max_header_bytes", max_bytes),
                 {.source = describe(object)});
   return bytes_->read(0, bytes_->size());
 }

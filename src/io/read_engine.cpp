@@ -6,9 +6,12 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "core/produced_mapping.hpp"
 #include "io/buffered_reads.hpp"
 #include "io/direct_sweep.hpp"
+#include "io/local_file.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 #include "util/parallel_for.hpp"
 
 namespace ballast {
@@ -24,13 +27,11 @@ IoMethod io_method_for(ReadMode mode) {
 void read_into(const ByteSource& source, uint64_t offset, std::span<std::byte> out,
                const ReadEngineOptions& options) {
   if (!range_inside(offset, out.size(), source.size()))
-    throw Error(
-        ErrorCode::invalid_format,
-        fmt::format("read of {} bytes past the end of a {}-byte source", out.size(), source.size()),
-        {.source = source.name(), .offset = offset});
+    throw Error(ErrorCode::invalid_format, past_end_message(out.size(), source.size()),
+                {.source = source.name(), .offset = offset});
   if (out.empty()) return;
-  const auto file = source.local_file(options.method == IoMethod::direct);
-  if (!file && (source.mapping_produces_bytes() || !source.mapping())) {
+  const auto file = local_file_of(source, options.method == IoMethod::direct);
+  if (!file && (mapping_produces_bytes(source) || !source.mapping())) {
     source.read_at(offset, out);
     return;
   }

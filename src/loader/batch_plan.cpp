@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/produced_mapping.hpp"
 #include "io/direct_sweep.hpp"
 #include "loader/materialize.hpp"
 #include "util/checked.hpp"
@@ -42,7 +43,7 @@ std::shared_ptr<BatchArena> place_in_one_arena(std::vector<PreparedLoad>& prepar
 bool coalescible(const PreparedLoad& p, ReadMode read_mode) {
   const ByteSource& data = *p.plan.view.data;
   return p.device.is_host() && is_plain_owned_read(p.plan, read_mode, p.mapping.get()) &&
-         !data.local_file(false) && !data.mapping_produces_bytes() && !data.mapping();
+         !local_file_of(data, false) && !mapping_produces_bytes(data) && !data.mapping();
 }
 
 // With O_DIRECT, the plain host reads from one local file are one sweep; read tensor by
@@ -57,10 +58,11 @@ std::map<int, FileSweep> plan_sweeps(const std::vector<PreparedLoad>& prepared,
     if (!p.device.is_host() || !is_plain_owned_read(p.plan, read_mode, p.mapping.get()) ||
         !range_inside(view.offset, p.plan.out_nbytes, view.data->size()))
       continue;
-    auto file = view.data->local_file(true);
+    auto file = local_file_of(*view.data, true);
     if (!file || file->direct_fd < 0) continue;
     FileSweep& sweep = sweeps[file->direct_fd];
-    sweep.file = {.fd = file->fd, .direct_fd = file->direct_fd, .file_size = file->file_size};
+    sweep.file = {
+        .fd = file->fd, .direct_fd = file->direct_fd, .file_size = file->file_size, .os = file->os};
     sweep.specs.push_back(i);
     sweep.first.push_back(file->base + view.offset);
   }

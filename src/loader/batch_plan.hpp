@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/batch_arena.hpp"
+#include "io/local_file.hpp"
 #include "io/read_engine.hpp"
 #include "loader/coalesced_reads.hpp"
 #include "loader/prepared_load.hpp"

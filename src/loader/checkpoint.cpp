@@ -12,6 +12,7 @@
 #include "formats/detect.hpp"
 #include "formats/validate.hpp"
 #include "loader/checkpoint_layout.hpp"
+#include "remote/source_store.hpp"
 #include "util/closest_names.hpp"
 
 namespace ballast {
@@ -53,9 +54,8 @@ std::shared_ptr<Checkpoint> Checkpoint::open(const WeightSource& source,
                                              const CheckpointOptions& options) {
   std::shared_ptr<Checkpoint> cp(
       new Checkpoint(describe(source), std::move(store), options, source));
-  if (const auto* file = std::get_if<FileSource>(&source.location))
-    cp->only_tensor_ = file->tensor_name;
-  CheckpointLayout layout = resolve_layout(*cp->store_, options.limits);
+  cp->only_tensor_ = only_tensor_of(source);
+  CheckpointLayout layout = resolve_layout(*cp->store_, options.limits, *options.os);
   cp->weight_map_ = std::move(layout.weight_map);
   cp->index_metadata_ = std::move(layout.metadata);
   cp->ignored_ = std::move(layout.ignored);

@@ -19,6 +19,7 @@
 #include "ballast/metadata.hpp"
 #include "ballast/parser.hpp"
 #include "ballast/source.hpp"
+#include "io/os.hpp"
 #include "io/store.hpp"
 
 namespace ballast {
@@ -29,6 +30,8 @@ struct CheckpointOptions {
   // Read every shard that is neither a local file nor mappable (a remote object read by
   // ranges) whole into memory when it is opened: preload with caching off.
   bool shards_in_memory = false;
+  // Lists local folders and advises read-ahead (preload): the loader's Os.
+  std::shared_ptr<const Os> os = real_os();
 };
 
 // How a shard is parsed: the source's forced format and raw layout, and the limits.
@@ -104,7 +107,7 @@ class Checkpoint {
   std::shared_ptr<Store> store_;
   CheckpointOptions options_;
   ShardParsing parsing_;
-  std::optional<std::string> only_tensor_;  // FileSource::tensor_name
+  std::optional<std::string> only_tensor_;  // only_tensor_of(source)
   std::vector<std::unique_ptr<Shard>> shards_;
   std::map<std::string, size_t, std::less<>> weight_map_;  // tensor -> shard, from index.json
   std::vector<IgnoredFile> ignored_;

@@ -24,15 +24,19 @@ CheckpointLayout read_index(Store& store, const std::string& index, const Limits
   return layout;
 }
 
-CheckpointLayout resolve_folder(Store& store, const fs::path& folder, const Limits& limits) {
-  FolderChoice choice = choose_folder_files(folder);
+// The path with its symlinks resolved, or as it is when it cannot be.
+fs::path resolved(const Os& os, const fs::path& path) { return os.canonical(path).value_or(path); }
+
+CheckpointLayout resolve_folder(Store& store, const fs::path& folder, const Limits& limits,
+                                const Os& os) {
+  FolderChoice choice = choose_folder_files(folder, os);
   CheckpointLayout layout;
   if (choice.index) {
     layout = read_index(store, choice.index->string(), limits);
     std::set<fs::path> named;
-    for (const auto& shard : layout.shards) named.insert(fs::weakly_canonical(shard));
+    for (const auto& shard : layout.shards) named.insert(resolved(os, shard));
     for (const auto& path : choice.family)
-      if (!named.contains(fs::weakly_canonical(path)))
+      if (!named.contains(resolved(os, path)))
         choice.ignored.push_back({path.filename().string(), "not named in the shard index"});
   } else {
     for (const auto& path : choice.files) layout.shards.push_back(path.string());
@@ -45,10 +49,10 @@ CheckpointLayout resolve_folder(Store& store, const fs::path& folder, const Limi
 
 }  // namespace
 
-CheckpointLayout resolve_layout(Store& store, const Limits& limits) {
+CheckpointLayout resolve_layout(Store& store, const Limits& limits, const Os& os) {
   std::vector<std::string> objects = store.expand(store.named());
   if (objects.size() == 1 && store.is_folder(objects[0]))
-    return resolve_folder(store, objects[0], limits);
+    return resolve_folder(store, objects[0], limits, os);
   if (objects.size() == 1 && store.path(objects[0]).ends_with(".index.json"))
     return read_index(store, objects[0], limits);
   CheckpointLayout layout;

@@ -11,6 +11,7 @@
 
 #include "ballast/limits.hpp"
 #include "ballast/metadata.hpp"
+#include "io/os.hpp"
 #include "io/store.hpp"
 
 namespace ballast {
@@ -22,7 +23,8 @@ struct CheckpointLayout {
   std::vector<IgnoredFile> ignored;  // a folder's weight-like files that are not used
 };
 
-// Reads only a shard index (if the source names one); no shard is opened.
-CheckpointLayout resolve_layout(Store& store, const Limits& limits);
+// Reads only a shard index (if the source names one); no shard is opened. A local folder is
+// listed through `os`.
+CheckpointLayout resolve_layout(Store& store, const Limits& limits, const Os& os);
 
 }  // namespace ballast

@@ -23,6 +23,7 @@
 #include "loader/prepared_load.hpp"
 #include "remote/lazy_cached_source.hpp"
 #include "remote/remote_context.hpp"
+#include "remote/source_store.hpp"
 #include "transform/plan.hpp"
 #include "util/parallel_for.hpp"
 #include "util/shape_util.hpp"
@@ -33,11 +34,13 @@ namespace {
 
 class DefaultLoader final : public WeightLoader {
  public:
-  explicit DefaultLoader(WeightLoaderConfig config)
+  DefaultLoader(WeightLoaderConfig config, std::shared_ptr<const Os> os)
       : config_(std::move(config)),
         checkpoints_(
-            {.remote = make_remote_context(config_), .read_mode = config_.read_mode},
-            {.limits = config_.limits, .verify_checksums = config_.enable_integrity_checks}),
+            {.remote = make_remote_context(config_, os), .read_mode = config_.read_mode, .os = os},
+            {.limits = config_.limits,
+             .verify_checksums = config_.enable_integrity_checks,
+             .os = os}),
         pool_(thread_count(config_)) {
     if (config_.alignment < 16 || (config_.alignment & (config_.alignment - 1)) != 0 ||
         config_.alignment > 4096)
@@ -107,7 +110,7 @@ class DefaultLoader final : public WeightLoader {
   WeightLoaderCapabilities capabilities() const override {
     WeightLoaderCapabilities caps;
     for (const auto& parser : registered_format_parsers()) caps.formats.push_back(parser->format());
-    caps.sources = {"file", "memory", "url", "huggingface", "s3"};
+    caps.sources = supported_source_kinds();
     caps.transformations = {"transpose", "reshape", "cast", "slice", "scale", "quantize"};
     caps.devices = {Device::Kind::cpu};
     if (cuda_device_count() > 0) caps.devices.push_back(Device::Kind::cuda);
@@ -323,7 +326,12 @@ class DefaultLoader final : public WeightLoader {
 }  // namespace
 
 std::unique_ptr<WeightLoader> make_default_loader(const WeightLoaderConfig& config) {
-  return std::make_unique<DefaultLoader>(config);
+  return make_default_loader_with_os(config, real_os());
+}
+
+std::unique_ptr<WeightLoader> make_default_loader_with_os(const WeightLoaderConfig& config,
+                                                          std::shared_ptr<const Os> os) {
+  return std::make_unique<DefaultLoader>(config, std::move(os));
 }
 
 }  // namespace ballast

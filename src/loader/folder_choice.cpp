@@ -1,6 +1,8 @@
 // Choosing a folder's model files (see folder_choice.hpp for the rules).
 #include "loader/folder_choice.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -55,11 +57,11 @@ struct Listing {
 };
 
 // The folder's weight-like files by family, each list sorted by name.
-std::vector<Listing> list_folder(const fs::path& folder) {
+std::vector<Listing> list_folder(const fs::path& folder, const Os& os) {
   std::vector<Listing> by_family(families().size());
-  for (const auto& item : fs::directory_iterator(folder)) {
-    if (!item.is_regular_file()) continue;
-    const std::string name = item.path().filename().string();
+  for (const FolderEntry& item : os.list_folder(folder)) {
+    if (!item.regular_file) continue;
+    const std::string name = item.path.filename().string();
     auto stem_of = [&](std::string_view suffix) {
       return name.ends_with(suffix) && name.size() > suffix.size()
                  ? std::optional(name.substr(0, name.size() - suffix.size()))
@@ -73,7 +75,7 @@ std::vector<Listing> list_folder(const fs::path& folder) {
       for (auto suffix : families()[f].file_suffixes)
         if (!stem) stem = stem_of(suffix);
       if (!stem) continue;
-      (index ? by_family[f].indexes : by_family[f].files).push_back({item.path(), *stem});
+      (index ? by_family[f].indexes : by_family[f].files).push_back({item.path, *stem});
       break;
     }
   }
@@ -229,7 +231,7 @@ FolderChoice choose_hf_family(const fs::path& folder, const Listing& listing,
 }
 
 // A GGUF folder: one file or one split set, once multimodal projectors are set aside.
-FolderChoice choose_gguf(const fs::path& folder, const Listing& listing) {
+FolderChoice choose_gguf(const fs::path& folder, const Listing& listing, const Os& os) {
   FolderChoice choice;
   std::vector<Candidate> models;
   for (const auto& c : listing.files) {
@@ -249,7 +251,8 @@ FolderChoice choose_gguf(const fs::path& folder, const Listing& listing) {
   }
   std::vector<std::string> missing;
   for (const auto& name : siblings) {
-    if (!fs::exists(name)) missing.push_back(fs::path(name).filename().string());
+    struct stat st {};
+    if (os.stat(name.c_str(), &st) != 0) missing.push_back(fs::path(name).filename().string());
     choice.files.emplace_back(name);
   }
   if (!missing.empty())
@@ -263,10 +266,10 @@ FolderChoice choose_gguf(const fs::path& folder, const Listing& listing) {
   return choice;
 }
 
-FolderChoice choose_in_family(const fs::path& folder, const Listing& listing,
-                              const Family& family) {
+FolderChoice choose_in_family(const fs::path& folder, const Listing& listing, const Family& family,
+                              const Os& os) {
   if (!family.index_suffixes.empty()) return choose_hf_family(folder, listing, family);
-  if (family.name == "GGUF") return choose_gguf(folder, listing);
+  if (family.name == "GGUF") return choose_gguf(folder, listing, os);
   if (family.name == "ONNX" && listing.files.size() > 1)
     ambiguous(folder, "ONNX files", listing.files);
   FolderChoice choice;
@@ -279,11 +282,11 @@ FolderChoice choose_in_family(const fs::path& folder, const Listing& listing,
 
 }  // namespace
 
-FolderChoice choose_folder_files(const fs::path& folder) {
-  const std::vector<Listing> listings = list_folder(folder);
+FolderChoice choose_folder_files(const fs::path& folder, const Os& os) {
+  const std::vector<Listing> listings = list_folder(folder, os);
   for (size_t f = 0; f < listings.size(); ++f) {
     if (listings[f].files.empty() && listings[f].indexes.empty()) continue;
-    FolderChoice choice = choose_in_family(folder, listings[f], families()[f]);
+    FolderChoice choice = choose_in_family(folder, listings[f], families()[f], os);
     if (!choice.index && choice.files.empty()) continue;
     std::set<fs::path> chosen(choice.files.begin(), choice.files.end());
     if (choice.index) chosen.insert(*choice.index);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ballast/metadata.hpp"
+#include "io/os.hpp"
 
 namespace ballast {
 
@@ -31,8 +32,8 @@ struct FolderChoice {
   std::vector<IgnoredFile> ignored;            // files of other families, and set-asides
 };
 
-// Throws not_found (naming what was looked for) when the folder holds no weight files, and
-// invalid_argument when a step has several candidates.
-FolderChoice choose_folder_files(const std::filesystem::path& folder);
+// Lists the folder through `os`. Throws not_found (naming what was looked for) when the folder
+// holds no weight files, and invalid_argument when a step has several candidates.
+FolderChoice choose_folder_files(const std::filesystem::path& folder, const Os& os);
 
 }  // namespace ballast

@@ -12,7 +12,7 @@ namespace {
 std::shared_ptr<const MappedRegion> private_mapping(const LoadPlan& plan, ReadMode mode) {
   auto shared = mapping_for(plan, mode);
   if (!shared) return nullptr;
-  const auto file = plan.view.data->local_file(false);
+  const auto file = local_file_of(*plan.view.data, false);
   if (!file) return shared;
   return map_writable_copy(*file, plan.view.data->size());
 }

@@ -222,7 +222,7 @@ std::shared_ptr<Tensor> materialize_dense(const LoadPlan& plan, const std::strin
     for (size_t d = 0; d < view.shape.size(); ++d)
       last += static_cast<uint64_t>(view.shape[d] - 1) * static_cast<uint64_t>(view.strides[d]);
     const uint64_t span = (last + 1) * dtype_element_size(view.dtype);
-    auto file = view.data->local_file(false);
+    auto file = local_file_of(*view.data, false);
     if (span > options.io.staging_bytes_per_thread && file) region = map_local_file(*file);
     if (region) {
       memory = region->data();

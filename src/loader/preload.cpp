@@ -2,9 +2,9 @@
 #include "loader/preload.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include "ballast/error.hpp"
+#include "io/os.hpp"
 #include "remote/lazy_cached_source.hpp"
 
 namespace ballast {
@@ -32,10 +32,11 @@ void preload_source(const WeightSource& source, CheckpointCache& cache, bool cac
   cp->entries();
   for (const auto& bytes : cp->shard_bytes()) fill_cache(*bytes);
   for (const auto& path : cp->files()) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    const Os& os = *cache.options().os;
+    int fd = os.open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
     if (fd < 0) continue;
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-    ::close(fd);
+    os.fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+    os.close(fd);
   }
 }
 

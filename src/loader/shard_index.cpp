@@ -6,6 +6,7 @@
 
 #include "ballast/error.hpp"
 #include "util/bounded_json.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 
@@ -16,8 +17,8 @@ ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string
   const JsonProblem problem = check_json(text, limits.max_json_depth);
   if (problem.kind == JsonProblem::Kind::too_deep)
     throw Error(ErrorCode::limit_exceeded,
-                fmt::format("shard index nests deeper than {} levels, the max_json_depth limit",
-                            limits.max_json_depth),
+                limit_message("shard index nesting depth", std::nullopt, "max_json_depth",
+                              limits.max_json_depth),
                 {.source = where});
   if (problem.kind != JsonProblem::Kind::none)
     throw Error(ErrorCode::invalid_format,

@@ -11,6 +11,7 @@
 #include "remote/lazy_cached_source.hpp"
 #include "remote/probed_download.hpp"
 #include "remote/url.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -32,8 +33,10 @@ class LeasedSource final : public ByteSource {
   CacheLease lease_;
 };
 
-std::shared_ptr<ByteSource> open_blob(CachedObject object, ReadMode read_mode) {
-  auto file = open_file_source(object.path, {.allow_mmap = read_mode != ReadMode::read});
+std::shared_ptr<ByteSource> open_blob(CachedObject object, ReadMode read_mode,
+                                      const RemoteContext& remote) {
+  auto file =
+      open_file_source(object.path, {.allow_mmap = read_mode != ReadMode::read, .os = remote.os});
   return std::make_shared<LeasedSource>(std::move(file), std::move(object.lease));
 }
 
@@ -80,16 +83,16 @@ std::vector<std::byte> read_small_object(const RemoteContext& remote, const Http
   CachedObject object = fetch_cached(remote, target, [&](std::shared_ptr<ByteSource> ranged) {
     if (ranged->size() > max_bytes)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("the file is larger than the {}-byte limit", max_bytes),
+                  limit_message("file size", ranged->size(), "max_header_bytes", max_bytes),
                   {.source = target.name});
   });
-  return read_small_file(object.path, max_bytes, target.name);
+  return read_small_file(object.path, max_bytes, target.name, remote.os);
 }
 
 ShardInput open_cached(const RemoteContext& remote, const HttpTarget& target, ReadMode read_mode) {
   CachedObject object = fetch_cached(remote, target, {});
   const auto path = object.path;
-  return ShardInput{open_blob(std::move(object), read_mode), nullptr, path};
+  return ShardInput{open_blob(std::move(object), read_mode, remote), nullptr, path};
 }
 
 ShardInput open_lazily_cached(std::shared_ptr<const RemoteContext> remote, const HttpTarget& target,
@@ -97,16 +100,16 @@ ShardInput open_lazily_cached(std::shared_ptr<const RemoteContext> remote, const
   auto stat = stat_or_cached(*remote, target);
   if (auto* cached = std::get_if<CachedObject>(&stat)) {
     const auto path = cached->path;
-    return ShardInput{open_blob(std::move(*cached), read_mode), nullptr, path};
+    return ShardInput{open_blob(std::move(*cached), read_mode, *remote), nullptr, path};
   }
   const HttpObjectInfo& info = std::get<HttpObjectInfo>(stat);
   if (auto current = remote->objects->cached(target.url, info)) {
     const auto path = current->path;
-    return ShardInput{open_blob(std::move(*current), read_mode), nullptr, path};
+    return ShardInput{open_blob(std::move(*current), read_mode, *remote), nullptr, path};
   }
   auto ranged = open_http_source(remote->http, target, info, remote->reads);
   CacheFill fill = [remote, target, info, read_mode](std::vector<std::byte> prefix) {
-    return open_blob(fetch_version(*remote, target, info, {}, prefix), read_mode);
+    return open_blob(fetch_version(*remote, target, info, {}, prefix), read_mode, *remote);
   };
   return ShardInput{
       std::make_shared<LazyCachedSource>(std::move(ranged), std::move(fill)), nullptr, {}};

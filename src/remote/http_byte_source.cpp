@@ -13,6 +13,7 @@
 
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -35,10 +36,8 @@ class HttpByteSource final : public ByteSource {
 
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), info_.size))
-      throw Error(
-          ErrorCode::invalid_format,
-          fmt::format("read of {} bytes past the end of a {}-byte object", out.size(), info_.size),
-          {.source = target_.name, .offset = offset});
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), info_.size, "object"),
+                  {.source = target_.name, .offset = offset});
     const uint64_t chunks = (out.size() + options_.chunk_bytes - 1) / options_.chunk_bytes;
     if (chunks <= 1 || !ranges_) return read_one(offset, out);
     // Workers take chunks in order; the first failure stops the rest and is rethrown.

@@ -8,6 +8,7 @@
 
 #include "ballast/error.hpp"
 #include "remote/http_parse.hpp"
+#include "util/error_text.hpp"
 #include "util/redact_url.hpp"
 
 namespace ballast {
@@ -131,8 +132,7 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
                  uint64_t offset, uint64_t length, const ByteSink& sink, bool* ranges_ignored) {
   if (length == 0) return;
   if (offset > info.size || length > info.size - offset)
-    throw Error(ErrorCode::invalid_format,
-                fmt::format("read of {} bytes past the end of a {}-byte object", length, info.size),
+    throw Error(ErrorCode::invalid_format, past_end_message(length, info.size, "object"),
                 {.source = target.name, .offset = offset});
   uint64_t done = 0;  // bytes delivered to the sink; a retry resumes after them
   bool use_ranges = info.ranges;
@@ -259,7 +259,7 @@ std::vector<std::byte> http_get_small(HttpClient& client, const HttpTarget& targ
   });
   if (too_large)
     throw Error(ErrorCode::limit_exceeded,
-                fmt::format("the file is larger than the {}-byte limit", max_bytes),
+                limit_message("file size", std::nullopt, "max_header_bytes", max_bytes),
                 {.source = target.name});
   if (!ok_status(r)) throw_http_error(r, target.name);
   return body;

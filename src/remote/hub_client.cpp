@@ -9,6 +9,7 @@
 #include "remote/hub_errors.hpp"
 #include "remote/probed_download.hpp"
 #include "remote/url.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -158,9 +159,8 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
   const HubFileInfo& info = *resolved;
   if (max_bytes && info.size > *max_bytes)
     throw Error(ErrorCode::limit_exceeded,
-                fmt::format("the file has {} bytes, more than the {} allowed (max_header_bytes); "
-                            "refused before downloading it",
-                            info.size, *max_bytes),
+                limit_message("file size", info.size, "max_header_bytes", *max_bytes) +
+                    "; refused before downloading it",
                 {.source = where});
   cache_.write_ref(revision, info.commit);
   if (auto file = cache_.cached(info.commit, path)) return *file;
@@ -187,8 +187,8 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
 std::vector<std::byte> HubClient::read_small(const std::string& revision, const std::string& path,
                                              uint64_t max_bytes) const {
   if (remote_->caching || settings_.offline) {
-    return read_small_file(download(revision, path, max_bytes), max_bytes,
-                           describe(revision, path));
+    return read_small_file(download(revision, path, max_bytes), max_bytes, describe(revision, path),
+                           remote_->os);
   }
   return http_get_small(*remote_->http, make_http_target(url(revision, path), auth_headers()),
                         max_bytes);
@@ -212,7 +212,8 @@ ShardInput HubClient::open_shard(const std::string& revision, const std::string&
   };
   if (remote_->caching || settings_.offline) {
     auto file = download(revision, path, std::nullopt, probe);
-    return ShardInput{open_file_source(file, file_open_options(read_mode)), siblings, file};
+    return ShardInput{open_file_source(file, file_open_options(read_mode, remote_->os)), siblings,
+                      file};
   }
   return ShardInput{open_ranged(revision, path), siblings, {}};
 }

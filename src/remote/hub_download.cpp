@@ -73,7 +73,7 @@ HubDownload download_from_hub(const WeightSource& source, const WeightLoaderConf
                   "quantization tag",
                   {.source = describe(source)});
   }
-  auto remote = make_remote_context(config);
+  auto remote = make_remote_context(config, real_os());
   const HubClient hub(remote, hub_settings_from_env(hf->cache_dir), hf->repo_id);
   const std::string revision = hf->revision.value_or("main");
   Plan plan;

@@ -107,7 +107,8 @@ ShardInput HubStore::open(const std::string& object) {
   CacheFill fill = [hub, etag = info.etag, revision, path,
                     read_mode = read_mode_](std::vector<std::byte> prefix) {
     hub->cache().begin_partial(etag, prefix);
-    return open_file_source(hub->download(revision, path), file_open_options(read_mode));
+    return open_file_source(hub->download(revision, path),
+                            file_open_options(read_mode, hub->remote().os));
   };
   return ShardInput{
       std::make_shared<LazyCachedSource>(hub->open_ranged(revision, path), std::move(fill)),

@@ -23,7 +23,7 @@ std::shared_ptr<const MappedRegion> LazyCachedSource::mapping() const {
 
 std::optional<LocalFile> LazyCachedSource::local_file(bool want_direct) const {
   const ByteSource* cached = blob();
-  return cached ? cached->local_file(want_direct) : std::nullopt;
+  return cached ? local_file_of(*cached, want_direct) : std::nullopt;
 }
 
 void LazyCachedSource::expect_reads(uint64_t bytes) const {

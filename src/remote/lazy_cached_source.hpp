@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ballast/byte_source.hpp"
+#include "io/local_file.hpp"
 #include "remote/prefix_source.hpp"
 
 namespace ballast {
@@ -27,7 +28,7 @@ inline constexpr uint64_t kLazyPrefixBytes = 1 << 20;
 // holds the object's first bytes, read already.
 using CacheFill = std::function<std::shared_ptr<ByteSource>(std::vector<std::byte> prefix)>;
 
-class LazyCachedSource final : public ByteSource {
+class LazyCachedSource final : public ByteSource, public LocalFileBacked {
  public:
   // `ranged` reads the object by ranges; `fill` must yield the same object (same size, and the
   // version `ranged` reads: the caller pins it), else the fill fails with Error(integrity).

@@ -42,7 +42,8 @@ std::function<void(uint64_t)> download_progress(const RemoteContext& remote, std
   };
 }
 
-std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config) {
+std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config,
+                                                         std::shared_ptr<const Os> os) {
   HttpSettings http;
   http.timeout_seconds = config.download_timeout_seconds;
   http.verify_tls = config.verify_tls;
@@ -52,6 +53,7 @@ std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfi
   if (http.ca_bundle.empty()) http.ca_bundle = env("BALLAST_CA_BUNDLE");
   if (http.ca_bundle.empty()) http.ca_bundle = env("CURL_CA_BUNDLE");
   auto remote = std::make_shared<RemoteContext>();
+  remote->os = std::move(os);
   remote->http = std::make_shared<HttpClient>(std::move(http));
   remote->reads = {.chunk_bytes = config.download_chunk_bytes,
                    .concurrency = config.max_concurrent_downloads};

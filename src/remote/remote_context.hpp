@@ -10,6 +10,7 @@
 #include "ballast/byte_source.hpp"
 #include "ballast/config.hpp"
 #include "ballast/parser.hpp"
+#include "io/os.hpp"
 #include "remote/http_byte_source.hpp"
 #include "remote/object_cache.hpp"
 
@@ -24,13 +25,18 @@ struct RemoteContext {
   uint64_t max_cache_size = 0;
   std::shared_ptr<const ObjectCache> objects;             // in cache_dir, bounded by max_cache_size
   std::function<void(const DownloadProgress&)> progress;  // may be empty
+  // Opens and reads the cached blobs (the loader's Os). The caches' own bookkeeping (writes,
+  // renames, locks, listings: cache_files, object_cache, hub_cache) uses the real calls.
+  std::shared_ptr<const Os> os = real_os();
 };
 
 // The object cache's root when the config names none: $BALLAST_CACHE, else
 // $XDG_CACHE_HOME/ballast, else ~/.cache/ballast.
 std::filesystem::path default_cache_dir();
 
-std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config);
+// `os` reads the cached blobs.
+std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config,
+                                                         std::shared_ptr<const Os> os);
 
 // The progress of one download of `total` bytes named `name`, for the context's listener
 // (empty when it has none): both the reading threads (arrivals) and the writer (bytes written)

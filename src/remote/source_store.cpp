@@ -16,7 +16,7 @@ struct MakeStore {
   const StoreContext& context;
 
   std::shared_ptr<Store> operator()(const FileSource& file) const {
-    return std::make_shared<LocalStore>(file.path, context.read_mode);
+    return std::make_shared<LocalStore>(file.path, context.read_mode, context.os);
   }
   std::shared_ptr<Store> operator()(const MemorySource& memory) const {
     return std::make_shared<MemoryStore>(memory.bytes, memory.owner, describe(source));
@@ -43,6 +43,15 @@ struct MakeStore {
 
 std::shared_ptr<Store> make_store(const WeightSource& source, const StoreContext& context) {
   return std::visit(MakeStore{source, context}, source.location);
+}
+
+std::optional<std::string> only_tensor_of(const WeightSource& source) {
+  const auto* file = std::get_if<FileSource>(&source.location);
+  return file ? file->tensor_name : std::nullopt;
+}
+
+std::vector<std::string> supported_source_kinds() {
+  return {"file", "memory", "url", "huggingface", "s3"};
 }
 
 }  // namespace ballast

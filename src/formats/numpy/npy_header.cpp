@@ -96,7 +96,10 @@ class HeaderReader {
       dict = parse_py_literal(text, limits_.max_json_depth);
     } catch (const PyLiteralError& e) {
       fail(e.too_deep ? ErrorCode::limit_exceeded : ErrorCode::invalid_format,
-           fmt::format("malformed .npy header dict: {}", e.message), preamble_ + e.position);
+           e.too_deep ? limit_message(".npy header dict nesting depth", std::nullopt,
+                                      "max_json_depth", limits_.max_json_depth)
+                      : fmt::format("malformed .npy header dict: {}", e.message),
+           preamble_ + e.position);
     }
     if (dict.kind != PyLiteral::Kind::dict)
       fail(ErrorCode::invalid_format, "the .npy header is not a dict literal", preamble_);

@@ -185,8 +185,8 @@ uint64_t tensor_bytes(const WireInput& in, const Shape& dims, DType dtype, const
         fmt::format("{} elements of packed {} do not fill whole bytes", *numel, dtype_name(dtype)));
   if (!nbytes || *nbytes > limits.max_tensor_bytes)
     fail(ErrorCode::limit_exceeded, in,
-         fmt::format("tensor of {} {} elements exceeds max_tensor_bytes ({})", *numel,
-                     dtype_name(dtype), limits.max_tensor_bytes));
+         limit_message("tensor size", nbytes, "max_tensor_bytes", limits.max_tensor_bytes) +
+             fmt::format(" ({} {} elements)", *numel, dtype_name(dtype)));
   return *nbytes;
 }
 

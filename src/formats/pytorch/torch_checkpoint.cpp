@@ -43,9 +43,9 @@ class Collector {
   void visit(PyId id, uint32_t depth) {
     if (depth > limits_.max_pickle_depth)
       throw Error(ErrorCode::limit_exceeded,
-                  fmt::format("checkpoint objects nest deeper than max_pickle_depth ({}) at '{}' "
-                              "(or the pickle is cyclic)",
-                              limits_.max_pickle_depth, shown_path()),
+                  limit_message("checkpoint object depth", std::nullopt, "max_pickle_depth",
+                                limits_.max_pickle_depth) +
+                      fmt::format(" at '{}' (or the pickle is cyclic)", shown_path()),
                   {.source = source_});
     count_op();
     if (++visits_ > max_visits_)

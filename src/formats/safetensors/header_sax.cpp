@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
+#include "util/error_text.hpp"
 #include "util/op_count.hpp"
 
 namespace ballast {
@@ -149,7 +150,8 @@ class HeaderSax {
   bool open() {
     if (++depth_ > limits_.max_depth) {
       structural_ = Error(ErrorCode::limit_exceeded,
-                          fmt::format("JSON header nests deeper than {} levels", limits_.max_depth),
+                          limit_message("JSON header nesting depth", std::nullopt, "max_json_depth",
+                                        limits_.max_depth),
                           {.offset = limits_.base_offset});
       return false;
     }

@@ -13,7 +13,9 @@
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "core/produced_mapping.hpp"
 #include "util/checked.hpp"
+#include "util/error_text.hpp"
 
 namespace ballast {
 namespace {
@@ -37,7 +39,7 @@ class BufferRegion final : public MappedRegion {
   std::shared_ptr<const Buffer> buffer_;
 };
 
-class InflatedSource final : public ByteSource {
+class InflatedSource final : public ByteSource, public ProducedMapping {
  public:
   InflatedSource(std::shared_ptr<ByteSource> compressed, const ZipMember& member, std::string name,
                  std::string archive_name)
@@ -60,7 +62,7 @@ class InflatedSource final : public ByteSource {
 
   void read_at(uint64_t offset, std::span<std::byte> out) const override {
     if (!range_inside(offset, out.size(), size()))
-      throw Error(ErrorCode::invalid_format, "read past the end of the source",
+      throw Error(ErrorCode::invalid_format, past_end_message(out.size(), size()),
                   {.source = name_, .offset = offset});
     std::lock_guard lock(mutex_);
     settle();

@@ -322,14 +322,15 @@ std::shared_ptr<ByteSource> ZipArchive::member_source(const ZipMember& member) c
                 {.source = source_->name(), .offset = member.data_offset});
   };
   if (member.uncompressed_size > limits_.max_inflated_bytes)
-    fail(fmt::format("inflates to {} bytes, more than max_inflated_bytes ({})",
-                     member.uncompressed_size, limits_.max_inflated_bytes));
+    fail(limit_message("inflated size", member.uncompressed_size, "max_inflated_bytes",
+                       limits_.max_inflated_bytes));
   const double ratio = static_cast<double>(member.uncompressed_size) /
                        static_cast<double>(std::max<uint64_t>(member.compressed_size, 1));
   if (ratio > limits_.max_inflate_ratio)
-    fail(fmt::format("inflate ratio {:.0f} ({} bytes from {}) exceeds max_inflate_ratio ({})",
-                     ratio, member.uncompressed_size, member.compressed_size,
-                     limits_.max_inflate_ratio));
+    fail(fmt::format(
+        "inflate ratio {:.0f} exceeds the max_inflate_ratio limit of {} ({} bytes "
+        "from {})",
+        ratio, limits_.max_inflate_ratio, member.uncompressed_size, member.compressed_size));
   return make_inflated_source(std::move(raw), member, std::move(name), source_->name());
 }
 

@@ -1,0 +1,24 @@
+// The side interface of ballast's own sources whose mapping() would have to produce the bytes
+// it returns (an inflated zip member) instead of handing out memory that exists. A reader that
+// wants the bytes once then asks read_at for them, straight into its own buffer: one copy, not
+// two. Internal, like io/local_file.hpp: a user's ByteSource implements size, read_at and an
+// optional mapping() only.
+#pragma once
+
+#include "ballast/byte_source.hpp"
+
+namespace ballast {
+
+class ProducedMapping {
+ public:
+  virtual ~ProducedMapping() = default;
+  virtual bool mapping_produces_bytes() const = 0;
+};
+
+// Whether `source` is one of ballast's sources whose mapping would produce its bytes.
+inline bool mapping_produces_bytes(const ByteSource& source) {
+  const auto* produced = dynamic_cast<const ProducedMapping*>(&source);
+  return produced != nullptr && produced->mapping_produces_bytes();
+}
+
+}  // namespace ballast
