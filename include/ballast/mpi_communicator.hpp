@@ -1,0 +1,18 @@
+// The MPI Communicator of cooperative loading (ballast/distributed.hpp). Present when ballast
+// is built with an MPI library (BALLAST_HAVE_MPI; CMake option BALLAST_MPI); the caller
+// initializes and finalizes MPI and keeps the communicator only while MPI is initialized.
+#pragma once
+
+#include <memory>
+
+#include <mpi.h>
+
+#include "ballast/distributed.hpp"
+
+namespace ballast {
+
+// A communicator over a duplicate of `comm` (so ballast's collectives never match the
+// caller's messages); collective, as MPI_Comm_dup is.
+std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm comm);
+
+}  // namespace ballast
