@@ -7,6 +7,8 @@
 // rank with that rank's error instead of a hang.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <map>
 #include <optional>
 #include <sstream>
@@ -200,6 +202,65 @@ TEST_F(CooperativeLoad, UrlRanksFetchTheTensorBytesOnceInAll) {
     if (request.method == "GET") {
       EXPECT_FALSE(request.range.empty()) << "a whole-file GET: " << request.uri;
     }
+}
+
+// Network namespaces made by tests/support/netns_hosts.sh for the life of a test: separate
+// hosts whose ranks exchange over veth and a bridge.
+class NetnsHosts {
+ public:
+  explicit NetnsHosts(int count)
+      : count_(count),
+        prefix_(fmt::format("bc{}", getpid() % 100000)),
+        subnet_(fmt::format("10.213.{}", getpid() % 250)) {
+    ok_ = run_command(fmt::format("{} up {} {} {} 2>&1", script(), prefix_, count_, subnet_))
+              .exit_code == 0;
+  }
+  ~NetnsHosts() { run_command(fmt::format("{} down {} {}", script(), prefix_, count_)); }
+  NetnsHosts(const NetnsHosts&) = delete;
+  NetnsHosts& operator=(const NetnsHosts&) = delete;
+
+  bool ok() const { return ok_; }
+  CommandResult mpirun(const std::string& command) const {
+    return run_command(fmt::format("timeout 120 {} mpirun {} {} {} {}", script(), prefix_, subnet_,
+                                   count_, command));
+  }
+  uint64_t veth_bytes() const {
+    return std::stoull(run_command(fmt::format("{} bytes {} {}", script(), prefix_, count_)).out);
+  }
+
+ private:
+  static std::string script() {
+    return shell_quote((fs::path(BALLAST_SOURCE_DIR) / "tests/support/netns_hosts.sh").string());
+  }
+  int count_;
+  std::string prefix_, subnet_;
+  bool ok_ = false;
+};
+
+TEST_F(CooperativeLoad, RanksOnSeparateNetworkHostsExchangeOverVeth) {
+  if (geteuid() != 0 || run_command("command -v ip").exit_code != 0)
+    BALLAST_MISSING("network namespaces need root and ip (iproute2)");
+  NetnsHosts hosts(2);
+  if (!hosts.ok()) BALLAST_MISSING("ip netns add failed (no network namespaces here)");
+  const auto expected = reference_hashes(WeightSource::file(dir_ / "model.safetensors"),
+                                         [](int) { return std::vector<Transformation>{}; });
+  const CommandResult r =
+      hosts.mpirun(fmt::format("{} load --cooperative --json {}", shell_quote(cli_path()),
+                               shell_quote((dir_ / "model.safetensors").string())));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t received = 0;
+  size_t ranks = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    const json report = json::parse(line);
+    EXPECT_EQ(hashes_of(report), expected);
+    received += report.at("received_bytes").get<uint64_t>();
+    ++ranks;
+  }
+  EXPECT_EQ(ranks, 2u);
+  // What the ranks received crossed the veths (each byte counted leaving and entering).
+  EXPECT_GE(hosts.veth_bytes(), received);
 }
 
 // Rank 0 reads a good checkpoint, rank 1 its own copy, written by `second`.

@@ -5,6 +5,13 @@
 
 #include <memory>
 
+// MPI's C API only: the deprecated C++ bindings (removed in MPI-3) stay out.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include "ballast/distributed.hpp"
