@@ -4,9 +4,12 @@
 // load; with --shard each rank ends with its tensor-parallel shard; over a URL (nginx) the
 // server sends the tensor bytes once in all, not once per rank; and a failure on one rank (a
 // missing file, a hostile file, a different checkpoint, a URL that is not there) ends every
-// rank with that rank's error instead of a hang.
+// rank with that rank's error instead of a hang; from S3 (moto behind the SigV4 proxy) the
+// proxy's log shows the tensor bytes fetched once in all, by ranges; and ranks in separate
+// network namespaces exchange over veth.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <map>
@@ -17,7 +20,9 @@
 
 #include "ballast/ballast.hpp"
 #include "ballast/hash.hpp"
+#include "support/aws_environment.hpp"
 #include "support/nginx_server.hpp"
+#include "support/s3_server.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
 
@@ -80,45 +85,53 @@ std::map<std::string, std::string> hashes_of(const json& report) {
   return out;
 }
 
+// mpirun on this machine, each rank running `ballast load --cooperative ARGS` through sh, so
+// that ARGS may name a rank's own path with "$OMPI_COMM_WORLD_RANK". A bounded run: a hang
+// ends in `timeout` (exit 124). LSan is told about Open MPI's own leaks.
+CommandResult mpirun(int ranks, const std::string& args) {
+  const fs::path suppressions = fs::path(BALLAST_SOURCE_DIR) / "tests/support/lsan_mpi.supp";
+  const std::string rank_command =
+      fmt::format("exec {} load --cooperative {}", shell_quote(cli_path()), args);
+  return run_command(fmt::format(
+      "LSAN_OPTIONS=suppressions={} timeout 120 mpirun --allow-run-as-root --oversubscribe "
+      "--bind-to none -np {} sh -c {}",
+      shell_quote(suppressions.string()), ranks, shell_quote(rank_command)));
+}
+
+// One JSON report per rank, by rank; every rank ran and succeeded.
+std::vector<json> reports(int ranks, const std::string& args) {
+  const CommandResult r = mpirun(ranks, "--json " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::vector<json> out(static_cast<size_t>(ranks));
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    const json report = json::parse(line);
+    EXPECT_EQ(report.at("world"), ranks);
+    const auto rank = report.at("rank").get<size_t>();
+    out.at(rank) = report;
+  }
+  for (const json& report : out) EXPECT_FALSE(report.is_null()) << "a rank did not report";
+  return out;
+}
+
+// Ends the current test (BALLAST_MISSING) without MPI or mpirun.
+#ifdef BALLAST_HAVE_MPI
+#define BALLAST_REQUIRE_MPI()                                                   \
+  do {                                                                          \
+    if (run_command("command -v mpirun").exit_code != 0)                        \
+      BALLAST_MISSING("mpirun is not installed (apt-get install openmpi-bin)"); \
+  } while (0)
+#else
+#define BALLAST_REQUIRE_MPI() \
+  BALLAST_MISSING("ballast was built without MPI (apt-get install libopenmpi-dev)")
+#endif
+
 class CooperativeLoad : public ::testing::Test {
  protected:
   void SetUp() override {
-#ifndef BALLAST_HAVE_MPI
-    BALLAST_MISSING("ballast was built without MPI (apt-get install libopenmpi-dev)");
-#endif
-    if (run_command("command -v mpirun").exit_code != 0)
-      BALLAST_MISSING("mpirun is not installed (apt-get install openmpi-bin)");
+    BALLAST_REQUIRE_MPI();
     write_file(dir_ / "model.safetensors", checkpoint(7));
-  }
-
-  // mpirun on this machine, each rank running `ballast load --cooperative ARGS` through sh, so
-  // that ARGS may name a rank's own path with "$OMPI_COMM_WORLD_RANK". A bounded run: a hang
-  // ends in `timeout` (exit 124). LSan is told about Open MPI's own leaks.
-  static CommandResult mpirun(int ranks, const std::string& args) {
-    const fs::path suppressions = fs::path(BALLAST_SOURCE_DIR) / "tests/support/lsan_mpi.supp";
-    const std::string rank_command =
-        fmt::format("exec {} load --cooperative {}", shell_quote(cli_path()), args);
-    return run_command(fmt::format(
-        "LSAN_OPTIONS=suppressions={} timeout 120 mpirun --allow-run-as-root --oversubscribe "
-        "--bind-to none -np {} sh -c {}",
-        shell_quote(suppressions.string()), ranks, shell_quote(rank_command)));
-  }
-
-  // One JSON report per rank, by rank; every rank ran and succeeded.
-  static std::vector<json> reports(int ranks, const std::string& args) {
-    const CommandResult r = mpirun(ranks, "--json " + args);
-    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
-    std::vector<json> out(static_cast<size_t>(ranks));
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.empty() || line[0] != '{') continue;
-      const json report = json::parse(line);
-      EXPECT_EQ(report.at("world"), ranks);
-      const auto rank = report.at("rank").get<size_t>();
-      out.at(rank) = report;
-    }
-    for (const json& report : out) EXPECT_FALSE(report.is_null()) << "a rank did not report";
-    return out;
   }
 
   // Every rank of `ranks` fails with a message naming rank `failing` and `expected`.
@@ -297,6 +310,44 @@ TEST_F(CooperativeLoad, UrlMissingOnOneRankFailsEveryRank) {
   write_file(server.files() / "rank0.safetensors", checkpoint(7));
   const std::string url = server.url("files/rank");
   expect_all_fail(2, fmt::format("\"{}$OMPI_COMM_WORLD_RANK.safetensors\"", url), 1, "rank 1");
+}
+
+S3Server& s3_server() { return process_wide<S3Server>(); }
+
+// Long-term keys and the server's endpoint and region in the environment the ranks inherit.
+class CooperativeLoadS3 : public AwsIsolatedTest {
+ protected:
+  void SetUp() override {
+    AwsIsolatedTest::SetUp();
+    BALLAST_REQUIRE_MPI();
+    BALLAST_REQUIRE_S3(s3_server());
+    setenv("AWS_ACCESS_KEY_ID", S3Server::kKeys.access_key.c_str(), 1);
+    setenv("AWS_SECRET_ACCESS_KEY", S3Server::kKeys.secret_key.c_str(), 1);
+    setenv("AWS_REGION", S3Server::kRegion, 1);
+    setenv("AWS_ENDPOINT_URL", s3_server().endpoint().c_str(), 1);
+  }
+  TempDir dir_;
+};
+
+TEST_F(CooperativeLoadS3, RanksFetchTheTensorBytesOnceInAll) {
+  write_file(dir_ / "model.safetensors", checkpoint(9));
+  s3_server().upload("models", dir_ / "model.safetensors", "coop.safetensors");
+  const auto expected = reference_hashes(WeightSource::file(dir_ / "model.safetensors"),
+                                         [](int) { return std::vector<Transformation>{}; });
+  s3_server().clear_log();
+  uint64_t read = 0;
+  for (const json& report : reports(4, "s3://models/coop.safetensors")) {
+    EXPECT_EQ(hashes_of(report), expected);
+    read += report.at("storage_bytes").get<uint64_t>();
+  }
+  EXPECT_EQ(read, tensor_bytes());
+  // The proxy's log: ranged GETs only, the tensors' bytes once plus each rank's header reads.
+  EXPECT_GE(s3_server().get_bytes(), tensor_bytes());
+  EXPECT_LE(s3_server().get_bytes(), tensor_bytes() + 4 * (128 << 10));
+  for (const json& request : s3_server().requests())
+    if (request.at("method") == "GET") {
+      EXPECT_FALSE(request.at("range").is_null() || request.at("range") == "") << request;
+    }
 }
 
 }  // namespace
