@@ -1,8 +1,10 @@
 // `ballast load --cooperative` (see cooperative_load.hpp).
 #include "cooperative_load.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <span>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,7 +28,6 @@ class MpiSession {
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
 };
-#endif
 
 // Every selected tensor of `source`, with the --transform/--dtype steps; with --shard, this
 // rank's shard first (tensors with too few dimensions stay whole, as replicated ones are).
@@ -50,8 +51,28 @@ std::vector<TensorSpec> specs_for(const CooperativeLoadOptions& options, WeightL
   return specs;
 }
 
-void report(const CooperativeLoadOptions& options, const std::vector<TensorSpec>& specs,
-            const CooperativeResult& result, int rank, int world, double seconds) {
+// Rank 0 prints every rank's text in rank order: mpirun forwards each rank's output in chunks,
+// so long lines printed by several ranks at once could interleave.
+void print_in_rank_order(Communicator& comm, const std::string& text) {
+  const auto world = static_cast<size_t>(comm.size());
+  const auto me = static_cast<size_t>(comm.rank());
+  std::vector<uint64_t> sizes(world), offsets(world), eight(world, 8);
+  for (size_t r = 0; r < world; ++r) offsets[r] = 8 * r;
+  sizes[me] = text.size();
+  comm.allgatherv_in_place(std::as_writable_bytes(std::span(sizes)), eight, offsets);
+  uint64_t total = 0;
+  for (size_t r = 0; r < world; ++r) {
+    offsets[r] = total;
+    total += sizes[r];
+  }
+  std::string all(total, '\0');
+  std::copy(text.begin(), text.end(), all.begin() + static_cast<std::ptrdiff_t>(offsets[me]));
+  comm.allgatherv_in_place(std::as_writable_bytes(std::span(all)), sizes, offsets);
+  if (me == 0) std::cout << all << std::flush;
+}
+
+std::string report(const CooperativeLoadOptions& options, const std::vector<TensorSpec>& specs,
+                   const CooperativeResult& result, int rank, int world, double seconds) {
   uint64_t bytes = 0;
   nlohmann::json tensors = nlohmann::json::object();
   for (size_t i = 0; i < specs.size(); ++i)
@@ -72,17 +93,16 @@ void report(const CooperativeLoadOptions& options, const std::vector<TensorSpec>
                                 {"bytes", bytes},
                                 {"seconds", seconds},
                                 {"tensors", tensors}};
-    std::cout << json_text(out, -1) << std::endl;
-    return;
+    return json_text(out, -1) + "\n";
   }
-  std::cout << fmt::format(
-                   "rank {} of {}: {} tensors, {} in {:.3f} s; read {} from storage, received {} "
-                   "from the other ranks in {} rounds\n",
-                   rank, world, specs.size(), human_bytes(bytes), seconds,
-                   human_bytes(result.storage_bytes), human_bytes(result.received_bytes),
-                   result.rounds)
-            << std::flush;
+  return fmt::format(
+      "rank {} of {}: {} tensors, {} in {:.3f} s; read {} from storage, received {} from the "
+      "other ranks in {} rounds\n",
+      rank, world, specs.size(), human_bytes(bytes), seconds, human_bytes(result.storage_bytes),
+      human_bytes(result.received_bytes), result.rounds);
 }
+
+#endif  // BALLAST_HAVE_MPI
 
 }  // namespace
 
@@ -108,7 +128,7 @@ void run_cooperative_load(const CooperativeLoadOptions& options) {
       load_cooperative(*loader, *comm, specs, {.round_bytes = options.round_bytes});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report(options, specs, result, comm->rank(), comm->size(), seconds);
+  print_in_rank_order(*comm, report(options, specs, result, comm->rank(), comm->size(), seconds));
 #else
   (void)options;
   throw Error(ErrorCode::unsupported,
