@@ -194,6 +194,21 @@ TEST_F(CooperativeLoad, ShardKeepsEachRanksTensorParallelPart) {
   }
 }
 
+TEST_F(CooperativeLoad, EveryFormatSplitsTheSameWay) {
+  BALLAST_REQUIRE_GOLDEN();
+  // GGUF (block dtypes stay whole), ONNX, and a bare torch.save(tensor) (no name).
+  for (const std::string file :
+       {"real-world/ollama/llama-2-tiny-random.gguf", "real-world/silero/silero_vad_v6.onnx",
+        "pytorch/single_tensor_legacy.pt"}) {
+    SCOPED_TRACE(file);
+    const fs::path path = *golden_dir() / file;
+    const auto expected = reference_hashes(WeightSource::file(path),
+                                           [](int) { return std::vector<Transformation>{}; });
+    for (const json& report : reports(2, shell_quote(path.string())))
+      EXPECT_EQ(hashes_of(report), expected);
+  }
+}
+
 TEST_F(CooperativeLoad, UrlRanksFetchTheTensorBytesOnceInAll) {
   NginxServer server(std::nullopt);
   BALLAST_REQUIRE_NGINX(server);

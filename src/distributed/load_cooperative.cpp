@@ -28,8 +28,6 @@ const WeightSource& common_source(const std::vector<TensorSpec>& specs) {
   if (specs.empty()) throw Error(ErrorCode::invalid_argument, "a cooperative load of no tensors");
   const std::string first = describe(specs.front().source);
   for (const TensorSpec& spec : specs) {
-    if (spec.name.empty())
-      throw Error(ErrorCode::invalid_argument, "a cooperative load names every tensor");
     if (describe(spec.source) != first)
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("a cooperative load reads one source: {} and {}", first,
