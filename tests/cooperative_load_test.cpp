@@ -85,17 +85,25 @@ std::map<std::string, std::string> hashes_of(const json& report) {
   return out;
 }
 
+// LeakSanitizer's settings for a sanitized `ballast` under mpirun: Open MPI's own allocations
+// are suppressed by library, which needs the slow unwinder (the fast one stops in Open MPI's
+// plugins, whose frames are unknown once they are unloaded).
+std::string lsan_environment() {
+  const fs::path suppressions = fs::path(BALLAST_SOURCE_DIR) / "tests/support/lsan_mpi.supp";
+  return "LSAN_OPTIONS=" +
+         shell_quote("suppressions=" + suppressions.string() + ":fast_unwind_on_malloc=0");
+}
+
 // mpirun on this machine, each rank running `ballast load --cooperative ARGS` through sh, so
 // that ARGS may name a rank's own path with "$OMPI_COMM_WORLD_RANK". A bounded run: a hang
 // ends in `timeout` (exit 124). LSan is told about Open MPI's own leaks.
 CommandResult mpirun(int ranks, const std::string& args) {
-  const fs::path suppressions = fs::path(BALLAST_SOURCE_DIR) / "tests/support/lsan_mpi.supp";
   const std::string rank_command =
       fmt::format("exec {} load --cooperative {}", shell_quote(cli_path()), args);
-  return run_command(fmt::format(
-      "LSAN_OPTIONS=suppressions={} timeout 120 mpirun --allow-run-as-root --oversubscribe "
-      "--bind-to none -np {} sh -c {}",
-      shell_quote(suppressions.string()), ranks, shell_quote(rank_command)));
+  return run_command(
+      fmt::format("{} timeout 120 mpirun --allow-run-as-root --oversubscribe "
+                  "--bind-to none -np {} sh -c {}",
+                  lsan_environment(), ranks, shell_quote(rank_command)));
 }
 
 // One JSON report per rank, by rank; every rank ran and succeeded.
@@ -249,8 +257,8 @@ class NetnsHosts {
 
   bool ok() const { return ok_; }
   CommandResult mpirun(const std::string& command) const {
-    return run_command(fmt::format("timeout 120 {} mpirun {} {} {} {}", script(), prefix_, subnet_,
-                                   count_, command));
+    return run_command(fmt::format("{} timeout 120 {} mpirun {} {} {} {}", lsan_environment(),
+                                   script(), prefix_, subnet_, count_, command));
   }
   uint64_t veth_bytes() const {
     return std::stoull(run_command(fmt::format("{} bytes {} {}", script(), prefix_, count_)).out);
