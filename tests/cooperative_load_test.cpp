@@ -3,7 +3,8 @@
 // a row and the alignment of each cut) and ends with tensors byte-identical to a one-process
 // load; with --shard each rank ends with its tensor-parallel shard; over a URL (nginx) the
 // server sends the tensor bytes once in all, not once per rank; and a failure on one rank (a
-// missing file, a hostile file, a different checkpoint, a URL that is not there) ends every
+// missing file, a hostile file, a different checkpoint, a URL that is not there, a connection
+// that breaks off while the rank reads) ends every
 // rank with that rank's error instead of a hang; from S3 (moto behind the SigV4 proxy) the
 // proxy's log shows the tensor bytes fetched once in all, by ranges; and ranks in separate
 // network namespaces exchange over veth.
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -22,6 +24,7 @@
 #include "ballast/hash.hpp"
 #include "support/aws_environment.hpp"
 #include "support/nginx_server.hpp"
+#include "support/process.hpp"
 #include "support/s3_server.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
@@ -333,6 +336,26 @@ TEST_F(CooperativeLoad, UrlMissingOnOneRankFailsEveryRank) {
   write_file(server.files() / "rank0.safetensors", checkpoint(7));
   const std::string url = server.url("files/rank");
   expect_all_fail(2, fmt::format("\"{}$OMPI_COMM_WORLD_RANK.safetensors\"", url), 1, "rank 1");
+}
+
+TEST_F(CooperativeLoad, NetworkFaultWhileOneRankReadsFailsEveryRank) {
+  // tests/servers/fault_server.py: rank 0 reads /ok/, rank 1 /cut/N/, whose GET of the range
+  // holding byte N (in rank 1's part, the file's end) breaks off; with no retries rank 1 fails
+  // after the plan, while it reads.
+  Process server({"/usr/bin/python3", BALLAST_SOURCE_DIR "/tests/servers/fault_server.py",
+                  dir_.path().string()});
+  const auto line = server.read_line(std::chrono::seconds(20));
+  if (!line) BALLAST_MISSING("tests/servers/fault_server.py did not start");
+  int port = 0;
+  std::istringstream(*line) >> port;
+  const uint64_t near_end = fs::file_size(dir_ / "model.safetensors") - 100;
+  const std::string path =
+      fmt::format("$([ $OMPI_COMM_WORLD_RANK = 0 ] && echo ok || echo cut/{})", near_end);
+  expect_all_fail(
+      2,
+      fmt::format("--retries 0 --timeout 10 \"http://127.0.0.1:{}/{}/model.safetensors\"", port,
+                  path),
+      1, "(reading)");
 }
 
 S3Server& s3_server() { return process_wide<S3Server>(); }
