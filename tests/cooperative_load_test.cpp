@@ -1,13 +1,12 @@
-// Cooperative loading under a real mpirun (2 and 4 ranks on this machine, oversubscribed):
+// Cooperative loading under a real mpirun (1, 2 and 4 ranks on this machine, oversubscribed):
 // `ballast load --cooperative --json` on each rank reads 1/N of the checkpoint's bytes (within
 // a row and the alignment of each cut) and ends with tensors byte-identical to a one-process
-// load; with --shard each rank ends with its tensor-parallel shard; over a URL (nginx) the
-// server sends the tensor bytes once in all, not once per rank; and a failure on one rank (a
-// missing file, a hostile file, a different checkpoint, a URL that is not there, a connection
-// that breaks off while the rank reads) ends every
-// rank with that rank's error instead of a hang; from S3 (moto behind the SigV4 proxy) the
-// proxy's log shows the tensor bytes fetched once in all, by ranges; and ranks in separate
-// network namespaces exchange over veth.
+// load, in every format; with --shard each rank ends with its tensor-parallel shard; over a
+// URL (nginx) and from S3 (moto behind the SigV4 proxy) the server's log shows ranged GETs
+// only and the tensor bytes sent once in all, not once per rank; ranks in separate network
+// namespaces exchange over veth; and a failure on one rank (a missing file, a hostile file, a
+// different checkpoint, a URL that is not there, a connection that breaks off while the rank
+// reads) ends every rank with that rank's error instead of a hang.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
