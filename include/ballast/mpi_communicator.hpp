@@ -1,6 +1,7 @@
-// The MPI Communicator of cooperative loading (ballast/distributed.hpp). Present when ballast
-// is built with an MPI library (BALLAST_HAVE_MPI; CMake option BALLAST_MPI); the caller
-// initializes and finalizes MPI and keeps the communicator only while MPI is initialized.
+// The MPI Communicator of cooperative loading (ballast/distributed.hpp), in the library
+// ballast::mpi (libballast_mpi; built when an MPI library is found, CMake option BALLAST_MPI;
+// it defines BALLAST_HAVE_MPI); the caller initializes and finalizes MPI and keeps the
+// communicator only while MPI is initialized.
 #pragma once
 
 #include <memory>
