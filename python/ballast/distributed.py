@@ -9,7 +9,8 @@ tensors while storage serves the checkpoint once in all.
 
 A communicator is any object with the methods of `Communicator` below; ballast calls them only
 from the thread that called load_cooperative, holding the GIL, and releases the GIL while it
-reads. MpiCommunicator adapts an mpi4py communicator.
+reads. MpiCommunicator adapts an mpi4py communicator, TorchCommunicator a torch.distributed
+process group on CPU (gloo).
 """
 from __future__ import annotations
 
@@ -76,6 +77,54 @@ class MpiCommunicator:
 
     def allreduce_max(self, value: int) -> int:
         return self._comm.allreduce(value, op=self._mpi.MAX)
+
+
+class TorchCommunicator:
+    """A Communicator over a torch.distributed process group with a CPU backend (gloo; the
+    default group when `group` is None). Broadcasts go to torch on the buffers themselves; the
+    all-gather pads each part to the largest (torch has no all-gather of variable parts), so
+    it copies each part once and holds N times the largest part meanwhile."""
+
+    def __init__(self, group: Any = None) -> None:
+        import torch
+        import torch.distributed as dist
+        self._torch, self._dist, self._group = torch, dist, group
+
+    def rank(self) -> int:
+        return self._dist.get_rank(self._group)
+
+    def size(self) -> int:
+        return self._dist.get_world_size(self._group)
+
+    def allgatherv_in_place(self, buffer: memoryview, counts: List[int],
+                            displacements: List[int]) -> None:
+        torch, largest, me = self._torch, max(counts), self.rank()
+        if largest == 0:
+            return
+        whole = torch.frombuffer(buffer, dtype=torch.uint8)
+        mine = torch.zeros(largest, dtype=torch.uint8)
+        mine[:counts[me]] = whole[displacements[me]:displacements[me] + counts[me]]
+        parts = [torch.empty(largest, dtype=torch.uint8) for _ in counts]
+        self._dist.all_gather(parts, mine, group=self._group)
+        for r, (count, start) in enumerate(zip(counts, displacements)):
+            if r != me:
+                whole[start:start + count] = parts[r][:count]
+
+    def broadcast(self, buffer: memoryview, root: int) -> None:
+        if len(buffer):
+            self._dist.broadcast(self._torch.frombuffer(buffer, dtype=self._torch.uint8),
+                                 src=self._global_rank(root), group=self._group)
+
+    def allreduce_max(self, value: int) -> int:
+        t = self._torch.tensor([value], dtype=self._torch.int64)
+        self._dist.all_reduce(t, op=self._dist.ReduceOp.MAX, group=self._group)
+        return int(t.item())
+
+    def _global_rank(self, rank: int) -> int:
+        if self._group is None:
+            return rank
+        get = getattr(self._dist, "get_global_rank", None)  # torch 2; 1.13 has it private
+        return (get or self._dist.distributed_c10d._get_global_rank)(self._group, rank)
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,36 @@
-"""One rank of tests/python/test_cooperative.py, run under mpirun:
-cooperative_rank.py CHECKPOINT OUT_DIR ROUND_BYTES [MISSING_ON_RANK].
+"""One rank of tests/python/test_cooperative.py:
+cooperative_rank.py mpi|torch CHECKPOINT OUT_DIR ROUND_BYTES MISSING_ON_RANK.
 
-Loads CHECKPOINT with ballast.load_cooperative over mpi4py (rank MISSING_ON_RANK names a file
-that is not there instead) and writes OUT_DIR/rank<R>.json: whether its tensors are
-byte-identical to a one-process ballast load, its stats, or the error it raised.
+Under mpirun with mpi4py (mpi), or as one of WORLD_SIZE processes of a torch.distributed gloo
+group (torch: RANK and WORLD_SIZE in the environment, the group's store a file in OUT_DIR),
+loads CHECKPOINT with ballast.load_cooperative (rank MISSING_ON_RANK names a file that is not
+there instead) and writes OUT_DIR/rank<R>.json: whether its tensors are byte-identical to a
+one-process ballast load, its stats, or the error it raised. ballast comes from PYTHONPATH.
 """
 import json
 import os
 import sys
 
-from mpi4py import MPI
+import ballast
+from ballast.distributed import MpiCommunicator, TorchCommunicator
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conftest import import_ballast  # noqa: E402
-
-ballast = import_ballast()
-from ballast.distributed import MpiCommunicator  # noqa: E402
-
-checkpoint, out_dir, round_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-missing_on = int(sys.argv[4]) if len(sys.argv) > 4 else -1
-rank = MPI.COMM_WORLD.Get_rank()
+kind, checkpoint, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+round_bytes, missing_on = int(sys.argv[4]), int(sys.argv[5])
+if kind == "mpi":
+    from mpi4py import MPI
+    comm = MpiCommunicator(MPI.COMM_WORLD)
+else:
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method=f"file://{out_dir}/store",
+                            rank=int(os.environ["RANK"]),
+                            world_size=int(os.environ["WORLD_SIZE"]))
+    comm = TorchCommunicator()
+rank = comm.rank()
 source = checkpoint + ".missing" if rank == missing_on else checkpoint
-report = {"rank": rank, "world": MPI.COMM_WORLD.Get_size()}
+report = {"rank": rank, "world": comm.size()}
 try:
-    state, stats = ballast.load_cooperative(source, MpiCommunicator(MPI.COMM_WORLD),
-                                            round_bytes=round_bytes, framework="np",
-                                            with_stats=True)
+    state, stats = ballast.load_cooperative(source, comm, round_bytes=round_bytes,
+                                            framework="np", with_stats=True)
     alone = ballast.Loader().load_checkpoint(checkpoint, framework="np")
     report["names"] = sorted(state)
     report["identical"] = sorted(state) == sorted(alone) and all(
