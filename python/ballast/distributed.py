@@ -65,12 +65,12 @@ class MpiCommunicator:
                                   [buffer, (counts, displacements), self._mpi.BYTE])
             return
         for root, (count, start) in enumerate(zip(counts, displacements)):
-            self.broadcast_from(buffer[start:start + count], root)
+            self._bcast(buffer[start:start + count], root)
 
     def broadcast(self, buffer: memoryview, root: int) -> None:
-        self.broadcast_from(buffer, root)
+        self._bcast(buffer, root)
 
-    def broadcast_from(self, buffer: memoryview, root: int) -> None:
+    def _bcast(self, buffer: memoryview, root: int) -> None:
         """Bcast in messages of at most 1 GiB."""
         for start in range(0, len(buffer), _LARGEST_MESSAGE):
             self._comm.Bcast([buffer[start:start + _LARGEST_MESSAGE], self._mpi.BYTE], root)
