@@ -5,7 +5,8 @@ Under mpirun with mpi4py (mpi), or as one of WORLD_SIZE processes of a torch.dis
 group (torch: RANK and WORLD_SIZE in the environment, the group's store a file in OUT_DIR),
 loads CHECKPOINT with ballast.load_cooperative (rank MISSING_ON_RANK names a file that is not
 there instead) and writes OUT_DIR/rank<R>.json: whether its tensors are byte-identical to a
-one-process ballast load, its stats, or the error it raised. ballast comes from PYTHONPATH.
+one-process ballast load, its stats, or the error it raised; then loads a list of specs with
+its tensor-parallel shard the same way and compares them too. ballast comes from PYTHONPATH.
 """
 import json
 import os
@@ -36,6 +37,14 @@ try:
     report["identical"] = sorted(state) == sorted(alone) and all(
         state[n].dtype == alone[n].dtype and state[n].shape == alone[n].shape
         and state[n].tobytes() == alone[n].tobytes() for n in alone)
+    # Specs with this rank's tensor-parallel shard: the list, in order, equals a lone load.
+    shard = ballast.Shard(rank, comm.size())
+    specs = [ballast.TensorSpec(n, source=checkpoint, transforms=[shard])
+             for n in ("embed", "attn.k")]
+    shards = ballast.load_cooperative(specs, comm, framework="np")
+    lone = ballast.Loader().load_tensors(specs, framework="np")
+    report["shards_identical"] = len(shards) == len(lone) and all(
+        a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(shards, lone))
     report["storage_bytes"] = stats.storage_bytes
     report["received_bytes"] = stats.received_bytes
     report["rounds"] = stats.rounds

@@ -74,6 +74,7 @@ def check_shares(reports, total, row_bytes):
     for report in reports:
         assert report.get("error") is None, report
         assert report["identical"], report
+        assert report["shards_identical"], report
         assert report["names"] == NAMES
         assert report["rounds"] > 1
         # 1/N of the stored bytes, within a row (and its alignment) at each cut.
