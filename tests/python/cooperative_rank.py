@@ -52,3 +52,7 @@ except ballast.Error as e:
     report["error"] = {"type": type(e).__name__, "code": e.code, "text": str(e)}
 with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
     json.dump(report, f)
+if kind == "torch":
+    # torch 1.13's gloo group may abort at exit unless every rank ends it explicitly.
+    dist.barrier()
+    dist.destroy_process_group()
