@@ -1,9 +1,13 @@
-# Installs the library, headers, a CMake package (find_package(ballast), ballast::ballast) and
-# a pkg-config file (pkg-config --cflags --libs ballast).
+# Installs the library, headers, a CMake package (find_package(ballast), ballast::ballast and,
+# built with MPI, ballast::mpi) and pkg-config files (ballast; ballast-mpi with MPI).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ballast EXPORT ballastTargets
+set(BALLAST_INSTALLED_LIBRARIES ballast)
+if(TARGET ballast_mpi)
+  list(APPEND BALLAST_INSTALLED_LIBRARIES ballast_mpi)
+endif()
+install(TARGETS ${BALLAST_INSTALLED_LIBRARIES} EXPORT ballastTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -55,3 +59,13 @@ file(RELATIVE_PATH BALLAST_PC_PREFIX_FROM_PCFILEDIR "${CMAKE_INSTALL_FULL_LIBDIR
 configure_file(cmake/ballast.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ballast.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballast.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# ballast-mpi.pc: the MPI communicator, its MPI flags as CMake found them.
+if(TARGET ballast_mpi)
+  list(TRANSFORM MPI_CXX_INCLUDE_DIRS PREPEND "-I" OUTPUT_VARIABLE BALLAST_PC_MPI_CFLAGS)
+  list(JOIN BALLAST_PC_MPI_CFLAGS " " BALLAST_PC_MPI_CFLAGS)
+  list(JOIN MPI_CXX_LIBRARIES " " BALLAST_PC_MPI_LIBS)
+  configure_file(cmake/ballast-mpi.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ballast-mpi.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballast-mpi.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -24,6 +24,8 @@ $build_only || packages+=(
   python3-numpy python3-torch python3-onnx
   # tests: remote sources served on 127.0.0.1 (nginx; Python fault and Hub servers)
   nginx-light
+  # tests: cooperative loading under mpirun (Open MPI), ranks in network namespaces (ip netns)
+  openmpi-bin libopenmpi-dev iproute2
   # the virtual environment for the PyPI packages below
   python3-venv
 )

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 // Higher ranks sit above lower ones; layers of one rank are peers that do not see each other.
 const std::map<std::string, int> kLayerRank = {
-    {"util", 0},      {"core", 1},   {"io", 2},   {"formats", 2},
-    {"transform", 2}, {"remote", 3}, {"cuda", 3}, {"loader", 4},
+    {"util", 0},   {"core", 1}, {"io", 2},     {"formats", 2},     {"transform", 2},
+    {"remote", 3}, {"cuda", 3}, {"loader", 4}, {"distributed", 5},
 };
 
 struct Include {

@@ -15,6 +15,7 @@ from ._errors import (AuthError, CancelledError, DTypeMismatchError, Error, Inte
                       NetworkError, NotFoundError, ShapeMismatchError, SourceNotFoundError,
                       TensorNotFoundError, UnsupportedError)
 from ._loader import Loader, Metadata, TensorInfo
+from .distributed import load_cooperative
 from ._spec import Cast, Quantize, Reshape, Scale, Shard, Slice, Source, TensorSpec, Transpose
 
 __version__ = "0.1.0"
@@ -25,5 +26,5 @@ __all__ = [
     "Metadata", "NetworkError", "NotFoundError", "Quantize", "Reshape", "Scale",
     "ShapeMismatchError", "Shard", "Slice", "Source", "SourceNotFoundError", "Tensor",
     "TensorInfo", "TensorNotFoundError", "TensorSpec", "TensorStream", "Transpose", "UnsupportedError",
-    "dtype_name", "__version__",
+    "dtype_name", "load_cooperative", "__version__",
 ]

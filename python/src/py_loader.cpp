@@ -10,8 +10,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "ballast/distributed.hpp"
 #include "ballast/error.hpp"
 #include "ballast/loader.hpp"
+#include "py_communicator.hpp"
 #include "py_config.hpp"
 #include "py_metadata.hpp"
 #include "py_source.hpp"
@@ -51,6 +53,39 @@ std::vector<TensorSpec> to_specs(const nb::list& specs) {
   out.reserve(specs.size());
   for (nb::handle s : specs) out.push_back(to_spec(s));
   return out;
+}
+
+// A Python exception as the ballast::Error it stands for: a ballast.Error keeps its code.
+Error as_error(const nb::python_error& e) {
+  const std::string message = nb::cast<std::string>(nb::str(e.value()));
+  if (nb::hasattr(e.value(), "code")) {
+    const auto name = nb::cast<std::string>(nb::str(e.value().attr("code")));
+    for (int c = 0; c <= static_cast<int>(ErrorCode::invalid_argument); ++c) {
+      if (error_code_name(static_cast<ErrorCode>(c)) != name) continue;
+      // Its text starts with the code, which the Error's own text names again.
+      const std::string prefix = name + ": ";
+      return Error(static_cast<ErrorCode>(c),
+                   message.starts_with(prefix) ? message.substr(prefix.size()) : message);
+    }
+  }
+  return Error(ErrorCode::invalid_argument, message);
+}
+
+// Specs from `make_specs` (a callable returning spec tuples), agreed on by every rank: one
+// rank's failure to list them (a missing file) is raised on every rank.
+std::vector<TensorSpec> agreed_specs(Communicator& comm, nb::handle make_specs) {
+  std::vector<TensorSpec> specs;
+  std::exception_ptr failure;
+  try {
+    specs = to_specs(nb::cast<nb::list>(make_specs()));
+  } catch (nb::python_error& e) {
+    failure = std::make_exception_ptr(as_error(e));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  nb::gil_scoped_release release;
+  agree_on_failure(comm, failure, "listing the tensors");
+  return specs;
 }
 
 nb::dict limits_dict(const Limits& limits) {
@@ -167,6 +202,21 @@ class PyLoader {
     loader_->preload(std::move(s));
   }
 
+  // (tensors, storage bytes, received bytes, rounds); the GIL is released while it loads and
+  // taken back only for the communicator's collectives, on this thread.
+  nb::tuple load_cooperative(nb::handle make_specs, nb::handle communicator, uint64_t round_bytes) {
+    auto comm = make_python_communicator(communicator);
+    std::vector<TensorSpec> specs = agreed_specs(*comm, make_specs);
+    CooperativeResult result;
+    {
+      nb::gil_scoped_release release;
+      result = ballast::load_cooperative(*loader_, *comm, specs, {.round_bytes = round_bytes});
+    }
+    nb::list tensors;
+    for (auto& t : result.tensors) tensors.append(PyTensor{std::move(t)});
+    return nb::make_tuple(tensors, result.storage_bytes, result.received_bytes, result.rounds);
+  }
+
   nb::dict capabilities() const { return capabilities_dict(loader_->capabilities()); }
 
   WeightLoader& loader() { return *loader_; }
@@ -191,6 +241,8 @@ void bind_loader(nb::module_& m) {
                                 nb::borrow(self));
           },
           nb::arg("specs"))
+      .def("load_cooperative", &PyLoader::load_cooperative, nb::arg("make_specs"),
+           nb::arg("communicator"), nb::arg("round_bytes"))
       .def("get_metadata", &PyLoader::get_metadata, nb::arg("source"))
       .def("is_available", &PyLoader::is_available, nb::arg("source"))
       .def("preload", &PyLoader::preload, nb::arg("source"))

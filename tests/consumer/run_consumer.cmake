@@ -35,6 +35,19 @@ if(rc OR NOT out MATCHES "ballast [0-9]+\\.[0-9]+\\.[0-9]+ .* loaded w: f32 \\[2
   message(FATAL_ERROR "the consumer failed (${rc}): ${out}")
 endif()
 message(STATUS "consumer ran: ${out}")
+# ballast::ballast alone links no MPI library; ballast::mpi, when installed, works.
+execute_process(COMMAND ldd ${WORK_DIR}/build/consumer OUTPUT_VARIABLE linked)
+if(linked MATCHES "libmpi")
+  message(FATAL_ERROR "the consumer of ballast::ballast is linked to MPI:\n${linked}")
+endif()
+if(EXISTS ${WORK_DIR}/build/mpi_consumer)
+  execute_process(COMMAND ${WORK_DIR}/build/mpi_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "mpi communicator: rank 0 of 1")
+    message(FATAL_ERROR "the ballast::mpi consumer failed (${rc}): ${out}${err}")
+  endif()
+  message(STATUS "ballast::mpi consumer ran: ${out}")
+endif()
 if(SHARED)
   execute_process(COMMAND ldd ${WORK_DIR}/build/consumer OUTPUT_VARIABLE linked)
   if(NOT linked MATCHES "libballast\\.so")
@@ -62,3 +75,27 @@ if(rc OR NOT out MATCHES "loaded w: f32 \\[2\\]")
   message(FATAL_ERROR "the pkg-config consumer failed (${rc}): ${out}")
 endif()
 message(STATUS "pkg-config consumer ran: ${out}")
+
+# With MPI, the ballast::mpi program built with `pkg-config --cflags --libs ballast-mpi` alone.
+if(EXISTS ${WORK_DIR}/prefix/lib/pkgconfig/ballast-mpi.pc)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${WORK_DIR}/prefix/lib/pkgconfig
+                          pkg-config --cflags --libs ballast-mpi
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE flags ERROR_VARIABLE err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(rc)
+    message(FATAL_ERROR "pkg-config --cflags --libs ballast-mpi failed: ${err}")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  execute_process(COMMAND ${CXX} ${CONSUMER_SOURCE_DIR}/mpi_main.cpp -o ${WORK_DIR}/pc_mpi_consumer
+                          ${flags} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "building with ballast-mpi's pkg-config flags failed: ${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${WORK_DIR}/prefix/lib
+                          ${WORK_DIR}/pc_mpi_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                          ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "mpi communicator: rank 0 of 1")
+    message(FATAL_ERROR "the pkg-config ballast-mpi consumer failed (${rc}): ${out}${err}")
+  endif()
+  message(STATUS "pkg-config ballast-mpi consumer ran: ${out}")
+endif()

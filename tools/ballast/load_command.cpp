@@ -6,6 +6,8 @@
 // part of a quantized bundle. --arena places the tensors in one block of memory faulted in
 // before the timing starts (through make_arena_tensor_factory), as an engine with preallocated host
 // memory loads: the figure is then the reads and copies without first-touch page faults.
+// `--cooperative [--shard] [--shard-dim D] [--round-bytes N]`, under mpirun, splits the reads
+// among the ranks and exchanges the parts (cooperative_load.hpp).
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "console.hpp"
+#include "cooperative_load.hpp"
 #include "usage.hpp"
 
 namespace ballast::cli {
@@ -38,6 +41,8 @@ struct LoadOptions {
   bool no_touch = false;
   bool arena = false;
   int repeat = 1;
+  bool cooperative = false;
+  CooperativeLoadOptions cooperation;  // its source, tensors, transform and json come from above
 };
 
 // Host memory for --arena: one anonymous mapping, every page written once up front.
@@ -154,6 +159,14 @@ LoadResult load_once(const LoadOptions& options, const WeightLoaderConfig& confi
 }
 
 void run(const LoadOptions& options) {
+  if (options.cooperative) {
+    CooperativeLoadOptions cooperative = options.cooperation;
+    cooperative.source = options.source;
+    cooperative.tensors = options.tensors;
+    cooperative.transform = options.transform;
+    cooperative.json = options.json;
+    return run_cooperative_load(cooperative);
+  }
   WeightLoaderConfig config = loader_config(options.source);
   std::optional<ResidentBlock> arena;
   if (options.arena) arena.emplace(arena_bytes_needed(options, config));
@@ -218,6 +231,24 @@ Runner add_load_command(CLI::App& app) {
                 "place the tensors in one block of memory faulted in before timing starts (as "
                 "an engine with preallocated host memory; no first-touch page faults)")
       ->excludes(transform);
+  auto* cooperative = cmd->add_flag(
+      "--cooperative", options->cooperative,
+      "under mpirun: each rank reads 1/N of the checkpoint and the ranks exchange the parts "
+      "over MPI; every rank reports what it read and the tensors it ends with");
+  auto& co = options->cooperation;
+  cmd->add_flag("--shard", co.shard,
+                "with --cooperative: each rank keeps its tensor-parallel shard "
+                "(shard:RANK/WORLD:DIM, rank and world from MPI; tensors with too few "
+                "dimensions whole)")
+      ->needs(cooperative);
+  cmd->add_option("--shard-dim", co.shard_dim, "the dimension --shard splits (default 0)")
+      ->needs(cooperative);
+  cmd->add_option("--round-bytes", co.round_bytes,
+                  "with --cooperative: stored bytes exchanged per round (default 256 MiB): "
+                  "host memory stays within the result plus one round")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+      ->needs(cooperative);
+  cooperative->excludes("--arena")->excludes("--repeat")->excludes("--no-touch");
   return [options] { run(*options); };
 }
 

@@ -1,0 +1,73 @@
+// Cooperative loading across N ranks (docs/distributed.md): the ranks agree on a plan that
+// splits a checkpoint's stored bytes into N near-equal parts, each rank reads only its part
+// from storage (a file, a shared file system, a URL, the Hub, S3), and the parts are exchanged
+// so that every rank ends with the tensors it asked for: whole (replicated) or, with a Shard
+// step in its specs, its tensor-parallel shard.
+//
+// The exchange goes through a Communicator: MPI for hosts (ballast/mpi_communicator.hpp, when
+// ballast is built with an MPI library); an NCCL communicator for device buffers can implement
+// the same interface. A failure on any rank (a missing file, a hostile file, a network fault)
+// becomes the same ballast::Error on every rank: no rank is left waiting in a collective.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ballast/loader.hpp"
+#include "ballast/spec.hpp"
+#include "ballast/tensor.hpp"
+
+namespace ballast {
+
+// The collectives cooperative loading needs. Every rank calls each operation in the same order
+// (they are collectives); implementations throw Error(network) when the transport fails.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // All-gather of variable parts in place: rank r's part, counts[r] bytes, already lies at
+  // displacements[r] of `buffer`; afterwards every rank's buffer holds every part.
+  virtual void allgatherv_in_place(std::span<std::byte> buffer, std::span<const uint64_t> counts,
+                                   std::span<const uint64_t> displacements) = 0;
+  // Rank `root`'s `bytes` into every rank's `bytes` (same size on every rank).
+  virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
+  // The largest `value` over the ranks (the agreement on errors is built on it).
+  virtual int64_t allreduce_max(int64_t value) = 0;
+};
+
+struct CooperativeOptions {
+  // Stored bytes gathered per exchange round: a rank's host memory stays within its result
+  // plus one round (a tensor larger than this is a round of its own).
+  uint64_t round_bytes = 256 << 20;
+};
+
+struct CooperativeResult {
+  std::vector<TensorRef> tensors;  // in the order of the specs
+  // Tensor bytes this rank read from storage or the network (its parts of the plan).
+  uint64_t storage_bytes = 0;
+  uint64_t received_bytes = 0;  // bytes that came from the other ranks
+  size_t rounds = 0;            // exchange rounds
+};
+
+// Loads `specs` (every one naming the same source) cooperatively: a collective, called by every
+// rank of `communicator` with the same specs, except that Shard steps may differ per rank. Each
+// result equals what loader.load_tensor(spec) returns. Throws the same Error on every rank when
+// any rank fails; the message names the rank.
+CooperativeResult load_cooperative(WeightLoader& loader, Communicator& communicator,
+                                   const std::vector<TensorSpec>& specs,
+                                   const CooperativeOptions& options = {});
+
+// The agreement on failure that keeps ranks from hanging, for a caller's own steps between
+// collectives (load_cooperative makes it after each of its steps): collective; `failure` is
+// this rank's error, null when its step succeeded. Returns when every rank succeeded, else
+// throws on every rank the error of the lowest failing rank: its code, and a message naming
+// `phase`, that rank and its message.
+void agree_on_failure(Communicator& communicator, std::exception_ptr failure,
+                      std::string_view phase);
+
+}  // namespace ballast

@@ -1,0 +1,140 @@
+// `ballast load --cooperative` (see cooperative_load.hpp).
+#include "cooperative_load.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <span>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ballast/ballast.hpp"
+#include "ballast/distributed.hpp"
+#include "ballast/hash.hpp"
+#if BALLAST_HAVE_MPI
+#include "ballast/mpi_communicator.hpp"
+#endif
+
+namespace ballast::cli {
+namespace {
+
+#if BALLAST_HAVE_MPI
+// MPI for the life of one command: initialized on entry, finalized on every way out.
+class MpiSession {
+ public:
+  MpiSession() { MPI_Init(nullptr, nullptr); }
+  ~MpiSession() { MPI_Finalize(); }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+};
+
+// Every selected tensor of `source`, with the --transform/--dtype steps; with --shard, this
+// rank's shard first (tensors with too few dimensions stay whole, as replicated ones are).
+std::vector<TensorSpec> specs_for(const CooperativeLoadOptions& options, WeightLoader& loader,
+                                  const WeightSource& source, int rank, int world) {
+  const WeightMetadata meta = loader.get_metadata(source);
+  std::vector<std::string> names;
+  for (const auto& [name, info] : meta.tensors) names.push_back(name);
+  const bool raw = source.format && source.format->kind == WeightFormat::Kind::raw;
+  const auto steps = load_steps(options.source, options.transform, raw);
+  std::vector<TensorSpec> specs;
+  for (const std::string& name : select_tensors(names, options.tensors)) {
+    TensorSpec spec{.name = name, .source = source};
+    auto info = meta.tensors.find(name);
+    const auto dims = info == meta.tensors.end() ? 0 : static_cast<int>(info->second.shape.size());
+    if (options.shard && options.shard_dim < dims && options.shard_dim >= -dims)
+      spec.transformations.push_back(Shard{.rank = rank, .world = world, .dim = options.shard_dim});
+    spec.transformations.insert(spec.transformations.end(), steps.begin(), steps.end());
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// Rank 0 prints every rank's text in rank order: mpirun forwards each rank's output in chunks,
+// so long lines printed by several ranks at once could interleave.
+void print_in_rank_order(Communicator& comm, const std::string& text) {
+  const auto world = static_cast<size_t>(comm.size());
+  const auto me = static_cast<size_t>(comm.rank());
+  std::vector<uint64_t> sizes(world), offsets(world), eight(world, 8);
+  for (size_t r = 0; r < world; ++r) offsets[r] = 8 * r;
+  sizes[me] = text.size();
+  comm.allgatherv_in_place(std::as_writable_bytes(std::span(sizes)), eight, offsets);
+  uint64_t total = 0;
+  for (size_t r = 0; r < world; ++r) {
+    offsets[r] = total;
+    total += sizes[r];
+  }
+  std::string all(total, '\0');
+  std::copy(text.begin(), text.end(), all.begin() + static_cast<std::ptrdiff_t>(offsets[me]));
+  comm.allgatherv_in_place(std::as_writable_bytes(std::span(all)), sizes, offsets);
+  if (me == 0) std::cout << all << std::flush;
+}
+
+std::string report(const CooperativeLoadOptions& options, const std::vector<TensorSpec>& specs,
+                   const CooperativeResult& result, int rank, int world, double seconds) {
+  uint64_t bytes = 0;
+  nlohmann::json tensors = nlohmann::json::object();
+  for (size_t i = 0; i < specs.size(); ++i)
+    for (const TensorRef& t : tensors_of(result.tensors[i])) {
+      bytes += t->nbytes();
+      const std::string name =
+          t == result.tensors[i] ? specs[i].name : fmt::format("{}.{}", specs[i].name, t->name());
+      tensors[name] = {
+          {"sha256", sha256_hex(*t)}, {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}};
+    }
+  if (options.json) {
+    const nlohmann::json out = {{"rank", rank},
+                                {"world", world},
+                                {"source", source_text(options.source)},
+                                {"storage_bytes", result.storage_bytes},
+                                {"received_bytes", result.received_bytes},
+                                {"rounds", result.rounds},
+                                {"bytes", bytes},
+                                {"seconds", seconds},
+                                {"tensors", tensors}};
+    return json_text(out, -1) + "\n";
+  }
+  return fmt::format(
+      "rank {} of {}: {} tensors, {} in {:.3f} s; read {} from storage, received {} from the "
+      "other ranks in {} rounds\n",
+      rank, world, specs.size(), human_bytes(bytes), seconds, human_bytes(result.storage_bytes),
+      human_bytes(result.received_bytes), result.rounds);
+}
+
+#endif  // BALLAST_HAVE_MPI
+
+}  // namespace
+
+void run_cooperative_load(const CooperativeLoadOptions& options) {
+#if BALLAST_HAVE_MPI
+  MpiSession mpi;
+  auto comm = make_mpi_communicator(MPI_COMM_WORLD);
+  // Each rank reads only ranges of a remote source: nothing is downloaded whole.
+  WeightLoaderConfig config = loader_config(options.source);
+  config.enable_caching = false;
+  auto loader = make_weight_loader(config);
+  const WeightSource source = parse_source(options.source);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<TensorSpec> specs;
+  std::exception_ptr failure;
+  try {
+    specs = specs_for(options, *loader, source, comm->rank(), comm->size());
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree_on_failure(*comm, failure, "listing the tensors");
+  const CooperativeResult result =
+      load_cooperative(*loader, *comm, specs, {.round_bytes = options.round_bytes});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_in_rank_order(*comm, report(options, specs, result, comm->rank(), comm->size(), seconds));
+#else
+  (void)options;
+  throw Error(ErrorCode::unsupported,
+              "--cooperative needs ballast built with MPI (install libopenmpi-dev and configure "
+              "with -DBALLAST_MPI=ON; the app preset leaves MPI out)");
+#endif
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,28 @@
+// `ballast load --cooperative [--shard] [--json] SOURCE`, run under mpirun: the ranks split the
+// checkpoint's reads and exchange the parts over MPI (ballast/distributed.hpp); each rank
+// reports what it read from storage and the tensors it ends with (one JSON object per line
+// with --json: rank, world, storage_bytes, received_bytes, rounds, seconds and
+// tensors: name -> {sha256, dtype, shape}).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+
+namespace ballast::cli {
+
+struct CooperativeLoadOptions {
+  SourceOptions source;
+  std::vector<std::string> tensors;  // glob patterns; empty: every tensor
+  std::string transform;
+  bool json = false;
+  bool shard = false;  // each rank keeps its tensor-parallel shard along shard_dim
+  int shard_dim = 0;
+  uint64_t round_bytes = 256 << 20;
+};
+
+// Throws Error(unsupported) when ballast was built without MPI.
+void run_cooperative_load(const CooperativeLoadOptions& options);
+
+}  // namespace ballast::cli
