@@ -15,7 +15,7 @@ const std::string kCommit(40, 'a');
 
 TEST(HubCache, BranchNamesWithSlashesAreRefs) {
   TempDir dir;
-  HubRepoCache cache(dir / "hub", "org/name");
+  HubRepoCache cache(dir / "hub", "org/name", real_os());
   cache.write_ref("refs/pr/1", kCommit);
   EXPECT_EQ(cache.commit_of("refs/pr/1"), kCommit);
   EXPECT_TRUE(std::filesystem::exists(cache.root() / "refs" / "refs" / "pr" / "1"));
@@ -23,7 +23,7 @@ TEST(HubCache, BranchNamesWithSlashesAreRefs) {
 
 TEST(HubCache, RevisionsThatLeaveRefsAreRefused) {
   TempDir dir;
-  HubRepoCache cache(dir / "hub", "org/name");
+  HubRepoCache cache(dir / "hub", "org/name", real_os());
   for (const char* revision : {"../../../escape", "main/../../x", "/tmp/escape", "a\\b", ""}) {
     try {
       cache.write_ref(revision, kCommit);

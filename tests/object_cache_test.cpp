@@ -196,7 +196,7 @@ TEST_F(ObjectCacheTest, FailedDownloadsLeaveNothingBehind) {
   };
   auto expect_integrity = [&](auto fetch, std::optional<std::string> sha) {
     try {
-      download_into(blob, bytes.size(), sha, "x", fetch, {}, /*resume=*/true);
+      download_into(real_os(), blob, bytes.size(), sha, "x", fetch, {}, /*resume=*/true);
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::integrity) << e.what();
@@ -214,16 +214,18 @@ TEST_F(ObjectCacheTest, FailedDownloadsLeaveNothingBehind) {
   expect_integrity(deliver(1000), std::string(64, '0'));  // wrong sha256
   // A network failure before any byte, or of a download that may not resume, leaves nothing.
   auto dropped = [](uint64_t, const ByteSink&) { throw Error(ErrorCode::network, "dropped"); };
-  EXPECT_THROW(download_into(blob, bytes.size(), std::nullopt, "x", dropped, {}, true), Error);
+  EXPECT_THROW(download_into(real_os(), blob, bytes.size(), std::nullopt, "x", dropped, {}, true),
+               Error);
   EXPECT_TRUE(fs::is_empty(cache_.path()));
   auto dropped_after = [&](uint64_t, const ByteSink& sink) {
     sink(std::as_bytes(std::span(bytes.data(), 600)));
     throw Error(ErrorCode::network, "dropped");
   };
-  EXPECT_THROW(download_into(blob, bytes.size(), std::nullopt, "x", dropped_after, {}, false),
-               Error);
+  EXPECT_THROW(
+      download_into(real_os(), blob, bytes.size(), std::nullopt, "x", dropped_after, {}, false),
+      Error);
   EXPECT_TRUE(fs::is_empty(cache_.path()));
-  download_into(blob, bytes.size(), std::nullopt, "x", deliver(1000), {}, true);
+  download_into(real_os(), blob, bytes.size(), std::nullopt, "x", deliver(1000), {}, true);
   EXPECT_EQ(read_file(blob), bytes);
 }
 
@@ -235,7 +237,7 @@ TEST_F(ObjectCacheTest, ANetworkFailureLeavesAPartialThatTheNextDownloadContinue
   std::string bytes(1000, 'x');
   bytes[10] = 'y';
   EXPECT_THROW(download_into(
-                   blob, bytes.size(), std::nullopt, "x",
+                   real_os(), blob, bytes.size(), std::nullopt, "x",
                    [&](uint64_t from, const ByteSink& sink) {
                      EXPECT_EQ(from, 0u);
                      sink(std::as_bytes(std::span(bytes.data(), 600)));
@@ -246,7 +248,8 @@ TEST_F(ObjectCacheTest, ANetworkFailureLeavesAPartialThatTheNextDownloadContinue
   EXPECT_EQ(read_file(blob.string() + ".incomplete"), bytes.substr(0, 600));
   std::vector<uint64_t> progress;
   const std::string sha = download_into(
-      blob, bytes.size(), sha256_hex(std::as_bytes(std::span(bytes.data(), bytes.size()))), "x",
+      real_os(), blob, bytes.size(),
+      sha256_hex(std::as_bytes(std::span(bytes.data(), bytes.size()))), "x",
       [&](uint64_t from, const ByteSink& sink) {
         EXPECT_EQ(from, 600u);
         sink(std::as_bytes(std::span(bytes.data() + from, bytes.size() - from)));

@@ -226,10 +226,10 @@ std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64
 }
 
 std::optional<std::string> read_small_text_file(const std::filesystem::path& path,
-                                                uint64_t max_bytes) {
+                                                uint64_t max_bytes, std::shared_ptr<const Os> os) {
   std::vector<std::byte> bytes;
   try {
-    bytes = read_small_file(path, max_bytes, path.string());
+    bytes = read_small_file(path, max_bytes, path.string(), std::move(os));
   } catch (const Error& e) {
     if (e.code() == ErrorCode::not_found) return std::nullopt;
     throw;

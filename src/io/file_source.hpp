@@ -47,7 +47,8 @@ std::vector<std::byte> read_small_file(const std::filesystem::path& path, uint64
 // or ref), or nullopt when there is none. Like every open here, a FIFO or device at that path
 // is refused (invalid_argument), never read; more than `max_bytes` is limit_exceeded.
 std::optional<std::string> read_small_text_file(const std::filesystem::path& path,
-                                                uint64_t max_bytes);
+                                                uint64_t max_bytes,
+                                                std::shared_ptr<const Os> os = real_os());
 
 // A read-only mapping of the file bytes from `file.base` to its end, whatever the read mode
 // (for gathering a large strided view without staging a copy); null when mmap fails.

@@ -2,6 +2,7 @@
 #include "io/os.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -36,6 +37,21 @@ class RealOs final : public Os {
     return ::mmap(addr, length, prot, flags, fd, offset);
   }
   int munmap(void* addr, size_t length) const override { return ::munmap(addr, length); }
+  ssize_t write(int fd, const void* buf, size_t count) const override {
+    return ::write(fd, buf, count);
+  }
+  int fsync(int fd) const override { return ::fsync(fd); }
+  int flock(int fd, int operation) const override { return ::flock(fd, operation); }
+  int lstat(const char* path, struct stat* st) const override { return ::lstat(path, st); }
+  int rename(const char* from, const char* to) const override { return ::rename(from, to); }
+  int unlink(const char* path) const override { return ::unlink(path); }
+  int mkdir(const char* path, mode_t mode) const override { return ::mkdir(path, mode); }
+  int symlink(const char* target, const char* link_path) const override {
+    return ::symlink(target, link_path);
+  }
+  int utimens(const char* path, const struct timespec* times) const override {
+    return ::utimensat(AT_FDCWD, path, times, 0);
+  }
   std::optional<std::filesystem::path> canonical(const std::filesystem::path& path) const override {
     std::error_code ec;
     auto resolved = std::filesystem::canonical(path, ec);
@@ -83,6 +99,21 @@ void* OsWrapper::mmap(void* addr, size_t length, int prot, int flags, int fd, of
   return target_->mmap(addr, length, prot, flags, fd, offset);
 }
 int OsWrapper::munmap(void* addr, size_t length) const { return target_->munmap(addr, length); }
+ssize_t OsWrapper::write(int fd, const void* buf, size_t count) const {
+  return target_->write(fd, buf, count);
+}
+int OsWrapper::fsync(int fd) const { return target_->fsync(fd); }
+int OsWrapper::flock(int fd, int operation) const { return target_->flock(fd, operation); }
+int OsWrapper::lstat(const char* path, struct stat* st) const { return target_->lstat(path, st); }
+int OsWrapper::rename(const char* from, const char* to) const { return target_->rename(from, to); }
+int OsWrapper::unlink(const char* path) const { return target_->unlink(path); }
+int OsWrapper::mkdir(const char* path, mode_t mode) const { return target_->mkdir(path, mode); }
+int OsWrapper::symlink(const char* target, const char* link_path) const {
+  return target_->symlink(target, link_path);
+}
+int OsWrapper::utimens(const char* path, const struct timespec* times) const {
+  return target_->utimens(path, times);
+}
 std::optional<std::filesystem::path> OsWrapper::canonical(const std::filesystem::path& path) const {
   return target_->canonical(path);
 }

@@ -1,10 +1,12 @@
 // Os: the operating system's file calls behind one object, as LevelDB's Env puts them. Every
 // call ballast makes on local files (open, pread, stat, mmap, folder listings, path
-// resolution, read-ahead advice) goes through the Os it was given: the loader hands its Os to
-// its stores (remote/source_store.hpp) and checkpoints, a store to the file sources it opens,
-// a file source to the read engine (LocalFile::os). Tests pass an OsWrapper that injects short
-// reads, EINTR, EIO or a truncation, or counts calls, without touching any other loader. The
-// network goes through libcurl and is not here. The seam is internal (docs/design.md).
+// resolution, read-ahead advice, and the download caches' writes, syncs, renames, locks,
+// folders and links) goes through the Os it was given: the loader hands its Os to its stores
+// (remote/source_store.hpp), checkpoints and caches (RemoteContext::os), a store to the file
+// sources it opens, a file source to the read engine (LocalFile::os). Tests pass an OsWrapper
+// that injects short reads, EINTR, EIO, a truncation or a failing write, sync or rename, or
+// counts calls, without touching any other loader. The network goes through libcurl and is not
+// here. The seam is internal (docs/design.md).
 #pragma once
 
 #include <sys/types.h>
@@ -18,6 +20,7 @@
 
 struct stat;
 struct statfs;
+struct timespec;
 
 namespace ballast {
 
@@ -42,6 +45,16 @@ class Os {
   virtual void* mmap(void* addr, size_t length, int prot, int flags, int fd,
                      off_t offset) const = 0;
   virtual int munmap(void* addr, size_t length) const = 0;
+  virtual ssize_t write(int fd, const void* buf, size_t count) const = 0;
+  virtual int fsync(int fd) const = 0;
+  virtual int flock(int fd, int operation) const = 0;
+  virtual int lstat(const char* path, struct stat* st) const = 0;
+  virtual int rename(const char* from, const char* to) const = 0;
+  virtual int unlink(const char* path) const = 0;
+  virtual int mkdir(const char* path, mode_t mode) const = 0;
+  virtual int symlink(const char* target, const char* link_path) const = 0;
+  // utimensat(AT_FDCWD, path, times, 0): null times set both to now.
+  virtual int utimens(const char* path, const struct timespec* times) const = 0;
   // The path with every symlink, `.` and `..` resolved, or nullopt when it does not exist.
   virtual std::optional<std::filesystem::path> canonical(
       const std::filesystem::path& path) const = 0;
@@ -69,6 +82,15 @@ class OsWrapper : public Os {
   int fadvise(int fd, off_t offset, off_t length, int advice) const override;
   void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) const override;
   int munmap(void* addr, size_t length) const override;
+  ssize_t write(int fd, const void* buf, size_t count) const override;
+  int fsync(int fd) const override;
+  int flock(int fd, int operation) const override;
+  int lstat(const char* path, struct stat* st) const override;
+  int rename(const char* from, const char* to) const override;
+  int unlink(const char* path) const override;
+  int mkdir(const char* path, mode_t mode) const override;
+  int symlink(const char* target, const char* link_path) const override;
+  int utimens(const char* path, const struct timespec* times) const override;
   std::optional<std::filesystem::path> canonical(const std::filesystem::path& path) const override;
   std::vector<FolderEntry> list_folder(const std::filesystem::path& folder) const override;
   bool allows_io_uring() const override { return false; }

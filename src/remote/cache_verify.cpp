@@ -1,10 +1,15 @@
 // ballast cache verify: every blob of the object cache and the Hub cache hashed against the
 // digest it is recorded or named by (see ballast/cache.hpp).
-#include <fmt/format.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "ballast/cache.hpp"
+#include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "remote/cache_files.hpp"
 #include "remote/hub_settings.hpp"
 #include "remote/object_cache.hpp"
 #include "remote/remote_context.hpp"
@@ -23,11 +28,12 @@ bool is_lowercase_hex(const std::string& s, size_t length) {
 
 // The digest a Hub blob is named by, computed over its bytes: sha256 for LFS files, the git
 // object id (sha1 of "blob <size>\0" and the bytes) for the others; nullopt for other names.
-std::optional<std::pair<std::string, std::string>> hub_digests(const fs::path& blob) {
+std::optional<std::pair<std::string, std::string>> hub_digests(const std::shared_ptr<const Os>& os,
+                                                               const fs::path& blob) {
   const std::string name = blob.filename().string();
   const bool lfs = is_lowercase_hex(name, 64);
   if (!lfs && !is_lowercase_hex(name, 40)) return std::nullopt;
-  auto file = open_file_source(blob, {.allow_mmap = false});
+  auto file = open_file_source(blob, {.allow_mmap = false, .os = os});
   Sha256 sha256;
   Sha1 sha1;
   EvpDigest& digest = lfs ? static_cast<EvpDigest&>(sha256) : sha1;
@@ -40,23 +46,36 @@ std::optional<std::pair<std::string, std::string>> hub_digests(const fs::path& b
   return std::pair{kind + name, kind + digest.hex()};
 }
 
-std::vector<CachedBlobCheck> verify_hub_cache(const fs::path& hub, bool remove_corrupt) {
+// The entries of `folder`, none when it cannot be listed (no cache, or no blobs/ yet).
+std::vector<FolderEntry> entries_of(const Os& os, const fs::path& folder) {
+  try {
+    return os.list_folder(folder);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+std::vector<CachedBlobCheck> verify_hub_cache(const std::shared_ptr<const Os>& os,
+                                              const fs::path& hub, bool remove_corrupt) {
   std::vector<CachedBlobCheck> checks;
-  std::error_code ec;
-  for (const auto& repo : fs::directory_iterator(hub, ec)) {
-    if (!repo.is_directory(ec) || repo.path().filename().string().find("--") == std::string::npos)
+  for (const FolderEntry& repo : entries_of(*os, hub)) {
+    const auto repo_status = file_status(*os, repo.path);
+    if (!repo_status || !S_ISDIR(repo_status->st_mode) ||
+        repo.path.filename().string().find("--") == std::string::npos)
       continue;  // models--org--name, datasets--..., spaces--...
-    for (const auto& item : fs::directory_iterator(repo.path() / "blobs", ec)) {
-      if (!item.is_regular_file(ec)) continue;  // .incomplete downloads are regular: names differ
-      CachedBlobCheck check{.blob = item.path(), .cache = "hub"};
-      check.size = item.file_size(ec);
-      if (auto digests = hub_digests(item.path())) {
+    for (const FolderEntry& item : entries_of(*os, repo.path / "blobs")) {
+      const auto st = file_status(*os, item.path);
+      if (!st || !S_ISREG(st->st_mode))
+        continue;  // .incomplete downloads are regular: names differ
+      CachedBlobCheck check{.blob = item.path, .cache = "hub"};
+      check.size = static_cast<uint64_t>(st->st_size);
+      if (auto digests = hub_digests(os, item.path)) {
         std::tie(check.expected, check.actual) = *digests;
         check.state = check.expected == check.actual ? CachedBlobCheck::State::ok
                                                      : CachedBlobCheck::State::corrupt;
       }
       if (remove_corrupt && check.state == CachedBlobCheck::State::corrupt)
-        check.removed = fs::remove(item.path(), ec);
+        check.removed = remove_file(*os, item.path);
       checks.push_back(std::move(check));
     }
   }
@@ -69,8 +88,11 @@ std::vector<CachedBlobCheck> verify_caches(const CacheVerifyOptions& options) {
   const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   const fs::path hub =
       options.hub_cache.empty() ? hub_settings_from_env(std::nullopt).cache_dir : options.hub_cache;
-  std::vector<CachedBlobCheck> checks = ObjectCache(cache_dir, 0).verify(options.remove_corrupt);
-  for (auto& check : verify_hub_cache(hub, options.remove_corrupt))
+  // The public entry has no Os of its own: the real one makes its calls.
+  const std::shared_ptr<const Os>& os = real_os();
+  std::vector<CachedBlobCheck> checks =
+      ObjectCache(cache_dir, 0, os).verify(options.remove_corrupt);
+  for (auto& check : verify_hub_cache(os, hub, options.remove_corrupt))
     checks.push_back(std::move(check));
   return checks;
 }

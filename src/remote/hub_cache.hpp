@@ -13,6 +13,7 @@
 // left by an interrupted download is continued (its name is the content's, so its bytes are of
 // this file; the whole is still checked at the end), and so is the longest
 // `<etag>.<8 hex>.incomplete` that huggingface_hub 2.4 leaves when its process is killed.
+// Every file call goes through the cache's Os (the loader's).
 #pragma once
 
 #include <cstdint>
@@ -29,9 +30,12 @@ namespace ballast {
 
 class HubRepoCache {
  public:
-  HubRepoCache(const std::filesystem::path& cache_dir, std::string_view repo_id);
+  HubRepoCache(const std::filesystem::path& cache_dir, std::string_view repo_id,
+               std::shared_ptr<const Os> os);
 
   const std::filesystem::path& root() const { return root_; }
+  // The Os that makes the cache's file calls.
+  const std::shared_ptr<const Os>& os() const { return os_; }
   // The commit `revision` names: itself when it is a commit hash, else refs/<revision>. A
   // revision that would leave refs/ ("../x", "/x") is Error(invalid_format), here and below.
   std::optional<std::string> commit_of(const std::string& revision) const;
@@ -65,6 +69,7 @@ class HubRepoCache {
   void link(const std::string& commit, const std::string& path, const std::string& etag) const;
 
   std::filesystem::path root_;
+  std::shared_ptr<const Os> os_;
 };
 
 // True for a 40-character lowercase hex string (a git commit).

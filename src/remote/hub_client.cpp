@@ -46,7 +46,7 @@ HubClient::HubClient(std::shared_ptr<const RemoteContext> remote, HubSettings se
     : remote_(std::move(remote)),
       settings_(std::move(settings)),
       repo_(std::move(repo)),
-      cache_(settings_.cache_dir, repo_) {
+      cache_(settings_.cache_dir, repo_, remote_->os) {
   if (repo_.empty() || repo_.find("..") != std::string::npos || repo_.front() == '/' ||
       repo_.find('\\') != std::string::npos)
     throw Error(ErrorCode::invalid_argument, fmt::format("bad repository id '{}'", repo_));

@@ -94,7 +94,9 @@ HubDownload download_from_hub(const WeightSource& source, const WeightLoaderConf
       loader->preload(WeightSource::hugging_face(hf->repo_id, path, plan.commit, hf->cache_dir));
     }
     const fs::path local = hub.download(plan.commit, path);
-    out.bytes += fs::file_size(local);
+    const auto st = file_status(*hub.cache().os(), local);
+    if (!st) throw Error(ErrorCode::io, "the downloaded file is gone", {.source = local.string()});
+    out.bytes += static_cast<uint64_t>(st->st_size);
     out.files.push_back(path);
   }
   out.path = hf->filename.empty() && hf->quant_tag.empty() ? out.snapshot

@@ -1,11 +1,14 @@
 // Listing a Hub repository's files (see hub_repo_files.hpp).
 #include "remote/hub_repo_files.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
+#include "remote/cache_files.hpp"
 #include "remote/hub_errors.hpp"
 #include "remote/hub_gguf_tag.hpp"
 #include "remote/url.hpp"
@@ -87,19 +90,37 @@ HubRepoFiles listed_by_the_hub(const HubClient& hub, const std::string& revision
   return parse_listing(body, where);
 }
 
+// Adds the files under `folder` (links to blobs that exist), relative to `snapshot`, to `paths`
+// (at most kMaxRepoFiles), descending into subfolders but not into links to folders.
+void add_snapshot_files(const Os& os, const fs::path& snapshot, const fs::path& folder,
+                        std::vector<std::string>& paths) {
+  std::vector<FolderEntry> entries;
+  try {
+    entries = os.list_folder(folder);
+  } catch (const Error&) {
+    return;  // unreadable: as if empty
+  }
+  for (const FolderEntry& entry : entries) {
+    if (paths.size() == kMaxRepoFiles) return;
+    if (entry.regular_file) {
+      paths.push_back(entry.path.lexically_relative(snapshot).generic_string());
+    } else if (const auto st = file_status(os, entry.path, /*follow=*/false);
+               st && S_ISDIR(st->st_mode)) {
+      add_snapshot_files(os, snapshot, entry.path, paths);
+    }
+  }
+}
+
 // The cached snapshot of `revision` (its commit itself, or refs/<revision>), when there is one.
 std::optional<HubRepoFiles> listed_by_the_cache(const HubClient& hub, const std::string& revision) {
   const auto commit = hub.cache().commit_of(revision);
   if (!commit) return std::nullopt;
   const fs::path snapshot = hub.cache().root() / "snapshots" / *commit;
-  std::error_code ec;
-  if (!fs::is_directory(snapshot, ec)) return std::nullopt;
+  const Os& os = *hub.cache().os();
+  const auto st = file_status(os, snapshot);
+  if (!st || !S_ISDIR(st->st_mode)) return std::nullopt;
   HubRepoFiles out{*commit, {}, true};
-  for (fs::recursive_directory_iterator it(snapshot, ec), end; !ec && it != end; it.increment(ec)) {
-    if (out.paths.size() == kMaxRepoFiles) break;
-    if (fs::is_regular_file(it->path(), ec))  // a link to a blob that exists
-      out.paths.push_back(it->path().lexically_relative(snapshot).generic_string());
-  }
+  add_snapshot_files(os, snapshot, snapshot, out.paths);
   std::ranges::sort(out.paths);
   return out;
 }

@@ -51,30 +51,37 @@ struct Record {
   int64_t blob_mtime_ns = 0;  // the blob's modification time once complete; 0 when unknown
 };
 
-int64_t mtime_ns(const fs::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return -1;
+using OsPtr = std::shared_ptr<const Os>;
+
+int64_t mtime_ns(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
-std::string sha256_of_file(const fs::path& path) {
+int64_t mtime_ns(const Os& os, const fs::path& path) {
+  const auto st = file_status(os, path);
+  return st ? mtime_ns(*st) : -1;
+}
+
+std::string sha256_of_file(const OsPtr& os, const fs::path& path) {
   Sha256 hash;
-  hash.update(*open_file_source(path, {.allow_mmap = false}));
+  hash.update(*open_file_source(path, {.allow_mmap = false, .os = os}));
   return hash.hex();
 }
 
-void write_record(const fs::path& path, const std::string& source, const Record& r) {
-  write_atomically(path, lossy_json_text(nlohmann::json{{"source", source},  // a server's bytes
-                                                        {"etag", r.etag},
-                                                        {"size", r.size},
-                                                        {"sha256", r.sha256},
-                                                        {"blob_mtime_ns", r.blob_mtime_ns}}));
+void write_record(const OsPtr& os, const fs::path& path, const std::string& source,
+                  const Record& r) {
+  write_atomically(os, path,
+                   lossy_json_text(nlohmann::json{{"source", source},  // a server's bytes
+                                                  {"etag", r.etag},
+                                                  {"size", r.size},
+                                                  {"sha256", r.sha256},
+                                                  {"blob_mtime_ns", r.blob_mtime_ns}}));
 }
 
-std::optional<Record> read_record(const fs::path& path) {
+std::optional<Record> read_record(const OsPtr& os, const fs::path& path) {
   std::optional<std::string> text;
   try {
-    text = read_small_text_file(path, kMaxRecordBytes);
+    text = read_small_text_file(path, kMaxRecordBytes, os);
   } catch (const Error&) {
     return std::nullopt;  // an unreadable record makes the blob unusable, not the load
   }
@@ -91,22 +98,21 @@ std::optional<Record> read_record(const fs::path& path) {
 }
 
 // Marks the record as just used (its mtime orders eviction).
-void touch(const fs::path& record) {
-  std::error_code ec;
-  fs::last_write_time(record, fs::file_time_type::clock::now(), ec);
-}
+void touch(const Os& os, const fs::path& record) { os.utimens(record.c_str(), nullptr); }
 
 // The blob is the one the record describes. The cheap check, on every use: its size, and its
 // modification time as recorded when the download completed. A blob written since (its mtime
 // moved) is hashed again and used only if its bytes are still the downloaded ones. Bytes that
 // rot without a write are found by `ballast cache verify`, which hashes every blob.
-bool blob_matches(const Paths& p, uint64_t size, const std::optional<std::string>& etag) {
-  std::error_code ec;
-  if (!fs::is_regular_file(p.blob, ec) || fs::file_size(p.blob, ec) != size) return false;
-  auto record = read_record(p.record);
+bool blob_matches(const OsPtr& os, const Paths& p, uint64_t size,
+                  const std::optional<std::string>& etag) {
+  const auto blob = file_status(*os, p.blob);
+  if (!blob || !S_ISREG(blob->st_mode) || static_cast<uint64_t>(blob->st_size) != size)
+    return false;
+  auto record = read_record(os, p.record);
   if (!record || record->size != size || (etag && record->etag != *etag)) return false;
-  if (record->sha256.empty() || mtime_ns(p.blob) == record->blob_mtime_ns) return true;
-  return sha256_of_file(p.blob) == record->sha256;
+  if (record->sha256.empty() || mtime_ns(*blob) == record->blob_mtime_ns) return true;
+  return sha256_of_file(os, p.blob) == record->sha256;
 }
 
 // What identifies the version of an object, for resuming its download: its size and validators.
@@ -124,10 +130,10 @@ nlohmann::json version_of(const std::string& source, const HttpObjectInfo& info)
 }
 
 // Whether the partial download holds the start of the object in `version` (the source aside).
-bool partial_is_of(const Paths& p, const nlohmann::json& version) {
+bool partial_is_of(const OsPtr& os, const Paths& p, const nlohmann::json& version) {
   std::optional<std::string> text;
   try {
-    text = read_small_text_file(p.partial_record(), kMaxRecordBytes);
+    text = read_small_text_file(p.partial_record(), kMaxRecordBytes, os);
   } catch (const Error&) {
     return false;
   }
@@ -139,127 +145,130 @@ bool partial_is_of(const Paths& p, const nlohmann::json& version) {
 }
 
 // Removes a partial download and its version record.
-void remove_partial(const Paths& p) {
-  std::error_code ec;
-  fs::remove(p.partial(), ec);
-  fs::remove(p.partial_record(), ec);
+void remove_partial(const Os& os, const Paths& p) {
+  remove_file(os, p.partial());
+  remove_file(os, p.partial_record());
 }
 
 // Downloads the object into its blob under the object's exclusive lock, continuing a partial
 // download of the same version; returns the blob's sha256.
-std::string download_blob(const Paths& p, const std::string& source, const HttpObjectInfo& info,
-                          const RangeFetch& fetch, const std::function<void(uint64_t)>& progress) {
+std::string download_blob(const OsPtr& os, const Paths& p, const std::string& source,
+                          const HttpObjectInfo& info, const RangeFetch& fetch,
+                          const std::function<void(uint64_t)>& progress) {
   const nlohmann::json version = version_of(source, info);
   const bool resume = !version.is_null();
-  if (!resume || !partial_is_of(p, version)) {
-    remove_partial(p);  // another version's bytes (or an unidentified one's) are never continued
-    if (resume) write_atomically(p.partial_record(), lossy_json_text(version));
+  if (!resume || !partial_is_of(os, p, version)) {
+    remove_partial(*os,
+                   p);  // another version's bytes (or an unidentified one's) are never continued
+    if (resume) write_atomically(os, p.partial_record(), lossy_json_text(version));
   }
   try {
     std::string sha256 =
-        download_into(p.blob, info.size, std::nullopt, source, fetch, progress, resume);
-    remove_partial(p);
+        download_into(os, p.blob, info.size, std::nullopt, source, fetch, progress, resume);
+    remove_partial(*os, p);
     return sha256;
   } catch (...) {
-    std::error_code ec;
-    if (!fs::exists(p.partial(), ec)) remove_partial(p);  // no bytes kept: no version either
+    if (!file_status(*os, p.partial(), /*follow=*/false))
+      remove_partial(*os, p);  // no bytes kept: no version either
     throw;
   }
 }
 
 // A shared lock on the object's lock file, held by the returned lease.
-CacheLease lease_of(const Paths& p) {
-  std::shared_ptr<Fd> lock = lock_file(p.lock, /*exclusive=*/false);
+CacheLease lease_of(const OsPtr& os, const Paths& p) {
+  std::shared_ptr<Fd> lock = lock_file(os, p.lock, /*exclusive=*/false);
   return lock;
 }
 
 }  // namespace
 
-ObjectCache::ObjectCache(fs::path cache_dir, uint64_t max_bytes)
-    : folder_(std::move(cache_dir) / "objects"), max_bytes_(max_bytes) {}
+ObjectCache::ObjectCache(fs::path cache_dir, uint64_t max_bytes, std::shared_ptr<const Os> os)
+    : folder_(std::move(cache_dir) / "objects"), max_bytes_(max_bytes), os_(std::move(os)) {}
 
 CachedObject ObjectCache::fetch(const std::string& key, const std::string& source,
                                 const HttpObjectInfo& info, const RangeFetch& fetch_bytes,
                                 const std::function<void(uint64_t)>& progress) const {
-  fs::create_directories(folder_);
+  make_folders(*os_, folder_);
   const Paths p = paths_for(folder_, key);
   {
-    auto lock = lock_file(p.lock, /*exclusive=*/true);
-    if (!blob_matches(p, info.size, info.etag)) {
-      std::error_code ec;
-      fs::remove(p.record, ec);  // the record goes first: a blob without one is never used
+    auto lock = lock_file(os_, p.lock, /*exclusive=*/true);
+    if (!blob_matches(os_, p, info.size, info.etag)) {
+      remove_file(*os_, p.record);  // the record goes first: a blob without one is never used
       Record record{info.etag, info.size};
-      record.sha256 = download_blob(p, source, info, fetch_bytes, progress);
-      record.blob_mtime_ns = mtime_ns(p.blob);
-      write_record(p.record, source, record);
+      record.sha256 = download_blob(os_, p, source, info, fetch_bytes, progress);
+      record.blob_mtime_ns = mtime_ns(*os_, p.blob);
+      write_record(os_, p.record, source, record);
     }
-    touch(p.record);
+    touch(*os_, p.record);
   }
-  CachedObject object{p.blob, lease_of(p)};
+  CachedObject object{p.blob, lease_of(os_, p)};
   evict_to_fit();
   return object;
 }
 
 std::optional<CachedObject> ObjectCache::cached(const std::string& key) const {
   const Paths p = paths_for(folder_, key);
-  std::error_code ec;
-  if (!fs::exists(p.record, ec)) return std::nullopt;
-  auto lease = lease_of(p);
-  auto record = read_record(p.record);
-  if (!record || !blob_matches(p, record->size, std::nullopt)) return std::nullopt;
-  touch(p.record);
+  if (!file_status(*os_, p.record)) return std::nullopt;
+  auto lease = lease_of(os_, p);
+  auto record = read_record(os_, p.record);
+  if (!record || !blob_matches(os_, p, record->size, std::nullopt)) return std::nullopt;
+  touch(*os_, p.record);
   return CachedObject{p.blob, std::move(lease)};
 }
 
 std::optional<CachedObject> ObjectCache::cached(const std::string& key,
                                                 const HttpObjectInfo& info) const {
   const Paths p = paths_for(folder_, key);
-  std::error_code ec;
-  if (!fs::exists(p.record, ec)) return std::nullopt;
-  auto lease = lease_of(p);
-  if (!blob_matches(p, info.size, info.etag)) return std::nullopt;
-  touch(p.record);
+  if (!file_status(*os_, p.record)) return std::nullopt;
+  auto lease = lease_of(os_, p);
+  if (!blob_matches(os_, p, info.size, info.etag)) return std::nullopt;
+  touch(*os_, p.record);
   return CachedObject{p.blob, std::move(lease)};
 }
 
 void ObjectCache::evict_to_fit() const {
   if (max_bytes_ == 0) return;
   struct Entry {
-    fs::file_time_type used;
+    int64_t used;  // mtime in ns
     uint64_t size;
     Paths paths;
     bool partial;  // a partial download (its own last write is its last use)
   };
   std::vector<Entry> entries;
   uint64_t total = 0;
-  std::error_code ec;
-  for (const auto& item : fs::directory_iterator(folder_, ec)) {
-    const fs::path& path = item.path();
+  std::vector<FolderEntry> listing;
+  try {
+    listing = os_->list_folder(folder_);
+  } catch (const Error&) {
+    return;  // no folder: nothing to evict
+  }
+  for (const FolderEntry& item : listing) {
+    const fs::path& path = item.path;
     const bool partial = path.extension() == ".incomplete";
     if (path.extension() != ".blob" && !partial) continue;
     // <name>.blob or <name>.blob.incomplete
     const std::string name = (partial ? path.stem().stem() : path.stem()).string();
     Paths p = paths_named(folder_, name);
-    const uint64_t size = fs::file_size(path, ec);
-    if (ec) continue;
-    auto used = fs::last_write_time(partial ? path : p.record, ec);
-    if (ec) used = fs::file_time_type::min();
-    entries.push_back({used, size, std::move(p), partial});
-    total += size;
+    const auto st = file_status(*os_, path);
+    if (!st) continue;
+    const int64_t used = mtime_ns(*os_, partial ? path : p.record);
+    entries.push_back({used, static_cast<uint64_t>(st->st_size), std::move(p), partial});
+    total += static_cast<uint64_t>(st->st_size);
   }
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.used < b.used; });
   for (const Entry& e : entries) {
     if (total <= max_bytes_) break;
-    auto lock = lock_file(e.paths.lock, /*exclusive=*/true, /*try_only=*/true);
+    auto lock = lock_file(os_, e.paths.lock, /*exclusive=*/true, /*try_only=*/true);
     if (!lock) continue;  // in use (or being downloaded)
     const fs::path& stamp = e.partial ? e.paths.partial() : e.paths.record;
-    if (fs::last_write_time(stamp, ec) != e.used && !ec) continue;  // used meanwhile
+    const int64_t used = mtime_ns(*os_, stamp);
+    if (used != e.used && used != -1) continue;  // used meanwhile
     if (e.partial) {
-      remove_partial(e.paths);
+      remove_partial(*os_, e.paths);
     } else {
-      fs::remove(e.paths.record, ec);
-      fs::remove(e.paths.blob, ec);
+      remove_file(*os_, e.paths.record);
+      remove_file(*os_, e.paths.blob);
     }
     total -= e.size;
   }
@@ -267,24 +276,30 @@ void ObjectCache::evict_to_fit() const {
 
 std::vector<CachedBlobCheck> ObjectCache::verify(bool remove_corrupt) const {
   std::vector<CachedBlobCheck> checks;
-  std::error_code ec;
-  for (const auto& item : fs::directory_iterator(folder_, ec)) {
-    if (item.path().extension() != ".blob") continue;
-    const fs::path stem = item.path().parent_path() / item.path().stem();
-    const Paths p{item.path(), stem.string() + ".json", stem.string() + ".lock"};
+  std::vector<FolderEntry> listing;
+  try {
+    listing = os_->list_folder(folder_);
+  } catch (const Error&) {
+    return checks;  // no cache yet
+  }
+  for (const FolderEntry& item : listing) {
+    if (item.path.extension() != ".blob") continue;
+    const fs::path stem = item.path.parent_path() / item.path.stem();
+    const Paths p{item.path, stem.string() + ".json", stem.string() + ".lock"};
     CachedBlobCheck check{.blob = p.blob, .cache = "objects"};
-    auto lock = lock_file(p.lock, /*exclusive=*/remove_corrupt);
-    check.size = fs::file_size(p.blob, ec);
-    const auto record = read_record(p.record);
+    auto lock = lock_file(os_, p.lock, /*exclusive=*/remove_corrupt);
+    const auto st = file_status(*os_, p.blob);
+    check.size = st ? static_cast<uint64_t>(st->st_size) : static_cast<uint64_t>(-1);
+    const auto record = read_record(os_, p.record);
     if (record && !record->sha256.empty()) {
       check.expected = "sha256:" + record->sha256;
-      check.actual = "sha256:" + sha256_of_file(p.blob);
+      check.actual = "sha256:" + sha256_of_file(os_, p.blob);
       check.state = check.actual == check.expected ? CachedBlobCheck::State::ok
                                                    : CachedBlobCheck::State::corrupt;
     }
     if (remove_corrupt && check.state == CachedBlobCheck::State::corrupt) {
-      fs::remove(p.record, ec);  // the record first: a blob without one is never used
-      check.removed = fs::remove(p.blob, ec);
+      remove_file(*os_, p.record);  // the record first: a blob without one is never used
+      check.removed = remove_file(*os_, p.blob);
     }
     checks.push_back(std::move(check));
   }

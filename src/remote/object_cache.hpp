@@ -17,7 +17,8 @@
 // partial file was started from (the same size and a strong ETag or Last-Modified that equal);
 // otherwise it starts again from zero. With a size bound, blobs and partial downloads are
 // evicted least recently used first until the cache fits, skipping any that a loader is using
-// or downloading (its lock) — the one just fetched included.
+// or downloading (its lock) — the one just fetched included. Every file call goes through the
+// cache's Os (the loader's).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +45,7 @@ struct CachedObject {
 
 class ObjectCache {
  public:
-  ObjectCache(std::filesystem::path cache_dir, uint64_t max_bytes);
+  ObjectCache(std::filesystem::path cache_dir, uint64_t max_bytes, std::shared_ptr<const Os> os);
 
   // The blob for `key` holding an object of this size and ETag, downloaded with `fetch` (which
   // streams the object from the offset it is given to its end) unless already cached. `source`
@@ -71,6 +72,7 @@ class ObjectCache {
  private:
   std::filesystem::path folder_;
   uint64_t max_bytes_;  // 0: unbounded
+  std::shared_ptr<const Os> os_;
 };
 
 }  // namespace ballast

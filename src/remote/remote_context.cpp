@@ -61,7 +61,8 @@ std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfi
   remote->integrity_checks = config.enable_integrity_checks;
   remote->cache_dir = config.cache_dir.empty() ? default_cache_dir() : config.cache_dir;
   remote->max_cache_size = config.max_cache_size;
-  remote->objects = std::make_shared<ObjectCache>(remote->cache_dir, config.max_cache_size);
+  remote->objects =
+      std::make_shared<ObjectCache>(remote->cache_dir, config.max_cache_size, remote->os);
   remote->progress = config.on_download_progress;
   return remote;
 }

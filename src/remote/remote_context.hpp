@@ -25,8 +25,8 @@ struct RemoteContext {
   uint64_t max_cache_size = 0;
   std::shared_ptr<const ObjectCache> objects;             // in cache_dir, bounded by max_cache_size
   std::function<void(const DownloadProgress&)> progress;  // may be empty
-  // Opens and reads the cached blobs (the loader's Os). The caches' own bookkeeping (writes,
-  // renames, locks, listings: cache_files, object_cache, hub_cache) uses the real calls.
+  // Every file call of the caches (the loader's Os): opening and reading the cached blobs and
+  // their bookkeeping (writes, syncs, renames, locks, folders, links, listings, removals).
   std::shared_ptr<const Os> os = real_os();
 };
 
@@ -34,7 +34,7 @@ struct RemoteContext {
 // $XDG_CACHE_HOME/ballast, else ~/.cache/ballast.
 std::filesystem::path default_cache_dir();
 
-// `os` reads the cached blobs.
+// `os` makes every file call of the caches.
 std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfig& config,
                                                          std::shared_ptr<const Os> os);
 
