@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <span>
 
@@ -114,21 +115,31 @@ void run_cooperative_load(const CooperativeLoadOptions& options) {
   WeightLoaderConfig config = loader_config(options.source);
   config.enable_caching = false;
   auto loader = make_weight_loader(config);
-  const WeightSource source = parse_source(options.source);
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<TensorSpec> specs;
-  std::exception_ptr failure;
   try {
-    specs = specs_for(options, *loader, source, comm->rank(), comm->size());
-  } catch (...) {
-    failure = std::current_exception();
+    const WeightSource source = parse_source(options.source);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<TensorSpec> specs;
+    std::exception_ptr failure;
+    try {
+      specs = specs_for(options, *loader, source, comm->rank(), comm->size());
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    agree_on_failure(*comm, failure, "listing the tensors");
+    const CooperativeResult result =
+        load_cooperative(*loader, *comm, specs, {.round_bytes = options.round_bytes});
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    print_in_rank_order(*comm, report(options, specs, result, comm->rank(), comm->size(), seconds));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ballast: error: {}\n", e.what());
+    std::fflush(stderr);
+    try {
+      comm->allreduce_max(0);          // every rank has printed its error
+    } catch (const std::exception&) {  // the communicator itself failed: nothing to wait for
+    }
+    throw ReportedFailure(e.what());
   }
-  agree_on_failure(*comm, failure, "listing the tensors");
-  const CooperativeResult result =
-      load_cooperative(*loader, *comm, specs, {.round_bytes = options.round_bytes});
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  print_in_rank_order(*comm, report(options, specs, result, comm->rank(), comm->size(), seconds));
 #else
   (void)options;
   throw Error(ErrorCode::unsupported,

@@ -5,6 +5,7 @@
 // tensors: name -> {sha256, dtype, shape}).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,16 @@ struct CooperativeLoadOptions {
   uint64_t round_bytes = 256 << 20;
 };
 
-// Throws Error(unsupported) when ballast was built without MPI.
+// A failure every rank has already printed: the command exits 1 without printing it again.
+class ReportedFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws Error(unsupported) when ballast was built without MPI. A load that fails (on every
+// rank alike) is printed by each rank, which then waits for the others before it throws
+// ReportedFailure: mpirun ends the whole job as soon as one rank exits with a failure, so a rank
+// that exited first would cut the others off before they print.
 void run_cooperative_load(const CooperativeLoadOptions& options);
 
 }  // namespace ballast::cli

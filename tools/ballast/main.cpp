@@ -16,6 +16,7 @@
 #include "ballast/version.hpp"
 #include "commands.hpp"
 #include "console.hpp"
+#include "cooperative_load.hpp"
 #include "usage.hpp"
 
 namespace {
@@ -102,6 +103,9 @@ int main(int argc, char** argv) {
       if (command->parsed()) runner();
   } catch (const ballast::cli::UsageError& e) {
     return usage_error(e.what(), command_path(app));
+  } catch (const ballast::cli::ReportedFailure&) {
+    Console::instance().finish();
+    return 1;
   } catch (const std::exception& e) {
     Console::instance().finish();
     fmt::print(stderr, "ballast: error: {}\n", e.what());
