@@ -246,6 +246,14 @@ inline std::vector<QuantizeConfig> awq_configs() {
           {.scheme = QuantizeConfig::Scheme::awq, .group_size = 64, .zero_point = false}};
 }
 
+// The FP8 scale grids both kernel suites check: per tensor, per row, DeepSeek's 128 x 128
+// blocks (ragged edges), even blocks of 16 x 32.
+struct Fp8Grid {
+  int64_t out, in, rows, cols;
+};
+inline constexpr Fp8Grid kFp8Grids[] = {
+    {48, 80, 1, 1}, {48, 80, 48, 1}, {200, 300, 2, 3}, {64, 128, 4, 4}};
+
 // FP8 parts: random codes (NaN codes included) of [out, in] and a scale grid of
 // [rows, cols] random positive scales in `scale_dtype` (f32 or bf16).
 struct Fp8Case {

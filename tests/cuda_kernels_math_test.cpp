@@ -244,12 +244,7 @@ TEST(CudaKernelsMath, Int8AndInt4BundlesMatchTheCpuPath) {
 }
 
 TEST(CudaKernelsMath, Fp8MatchesTheCpuPath) {
-  struct Grid {
-    int64_t out, in, rows, cols;
-  };
-  // Per tensor, per row, DeepSeek's 128 x 128 blocks (ragged edges), even blocks of 16 x 32.
-  for (Grid g :
-       {Grid{48, 80, 1, 1}, Grid{48, 80, 48, 1}, Grid{200, 300, 2, 3}, Grid{64, 128, 4, 4}})
+  for (const test::Fp8Grid& g : test::kFp8Grids)
     for (DType code : {DType::f8_e4m3, DType::f8_e5m2})
       for (DType scale : {DType::f32, DType::bf16}) {
         SCOPED_TRACE(std::to_string(g.rows) + " x " + std::to_string(g.cols) + " scales, " +
