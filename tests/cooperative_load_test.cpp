@@ -1,12 +1,14 @@
 // Cooperative loading under a real mpirun (1, 2 and 4 ranks on this machine, oversubscribed):
 // `ballast load --cooperative --json` on each rank reads 1/N of the checkpoint's bytes (within
 // a row and the alignment of each cut) and ends with tensors byte-identical to a one-process
-// load, in every format; with --shard each rank ends with its tensor-parallel shard; over a
+// load, in every format; with --shard each rank ends with its tensor-parallel shard, of rows or
+// of columns, and receives about that shard's bytes rather than whole tensors; over a
 // URL (nginx) and from S3 (moto behind the SigV4 proxy) the server's log shows ranged GETs
 // only and the tensor bytes sent once in all, not once per rank; ranks in separate network
 // namespaces exchange over veth; and a failure on one rank (a missing file, a hostile file, a
 // different checkpoint, a URL that is not there, a connection that breaks off while the rank
-// reads) ends every rank with that rank's error instead of a hang.
+// reads) ends every rank with that rank's error instead of a hang. Without a GPU, --device cuda
+// fails every rank with `unsupported`.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -20,7 +22,9 @@
 #include <fmt/format.h>
 
 #include "ballast/ballast.hpp"
+#include "ballast/cuda.hpp"
 #include "ballast/hash.hpp"
+#include "ballast/tensor_parallel.hpp"
 #include "support/aws_environment.hpp"
 #include "support/nginx_server.hpp"
 #include "support/process.hpp"
@@ -202,6 +206,61 @@ TEST_F(CooperativeLoad, ShardKeepsEachRanksTensorParallelPart) {
                 return steps;
               }));
   }
+}
+
+// The stored bytes rank `rank` of `world` keeps of the checkpoint with --shard-dim `dim`: its
+// chunk of each tensor with more than `dim` dimensions, the others whole.
+uint64_t kept_bytes(const WeightSource& source, int dim, int rank, int world) {
+  uint64_t kept = 0;
+  for (const auto& [name, info] : make_weight_loader()->get_metadata(source).tensors) {
+    if (static_cast<int>(info.shape.size()) <= dim) {
+      kept += info.nbytes;
+      continue;
+    }
+    const int64_t extent = info.shape[static_cast<size_t>(dim)];
+    const ChunkRange c = chunk_range(extent, rank, world);
+    kept += info.nbytes / static_cast<uint64_t>(extent) * static_cast<uint64_t>(c.end - c.start);
+  }
+  return kept;
+}
+
+TEST_F(CooperativeLoad, ShardRanksReceiveTheirShardsOnly) {
+  const auto source = WeightSource::file(dir_ / "model.safetensors");
+  for (const int ranks : {2, 4})
+    for (const int dim : {0, 1}) {  // row- and column-parallel
+      SCOPED_TRACE(fmt::format("{} ranks, --shard-dim {}", ranks, dim));
+      for (const json& report :
+           reports(ranks, fmt::format("--shard --shard-dim {} {}", dim,
+                                      shell_quote((dir_ / "model.safetensors").string())))) {
+        const int rank = report.at("rank");
+        EXPECT_EQ(hashes_of(report), reference_hashes(source, [&](int dims) {
+                    std::vector<Transformation> steps;
+                    if (dims > dim)
+                      steps.push_back(Shard{.rank = rank, .world = ranks, .dim = dim});
+                    return steps;
+                  }));
+        // What a rank keeps came from the others, except what it read itself.
+        const uint64_t kept = kept_bytes(source, dim, rank, ranks);
+        const auto received = report.at("received_bytes").get<uint64_t>();
+        EXPECT_LE(received, kept);
+        EXPECT_GE(received + report.at("storage_bytes").get<uint64_t>(), kept);
+      }
+    }
+}
+
+TEST_F(CooperativeLoad, DeviceCudaWithoutAGpuFailsEveryRankAsUnsupported) {
+  if (cuda_device_count() > 0)
+    GTEST_SKIP() << "this machine has a GPU: cooperative_device_test loads over NCCL instead";
+  const CommandResult r =
+      mpirun(2, "--device cuda " + shell_quote((dir_ / "model.safetensors").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string agreed = "(listing the tensors) failed on rank 0 of 2";
+  size_t count = 0;
+  for (size_t at = r.err.find(agreed); at != std::string::npos; at = r.err.find(agreed, at + 1))
+    ++count;
+  EXPECT_EQ(count, 2u) << r.err;
+  EXPECT_NE(r.err.find("unsupported"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--device cuda"), std::string::npos) << r.err;
 }
 
 TEST_F(CooperativeLoad, EveryFormatSplitsTheSameWay) {

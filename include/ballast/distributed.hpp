@@ -5,18 +5,21 @@
 // step in its specs, its tensor-parallel shard.
 //
 // The exchange goes through a Communicator: MPI for hosts (ballast/mpi_communicator.hpp, when
-// ballast is built with an MPI library); an NCCL communicator for device buffers can implement
-// the same interface. A failure on any rank (a missing file, a hostile file, a network fault)
-// becomes the same ballast::Error on every rank: no rank is left waiting in a collective.
+// ballast is built with an MPI library), NCCL for CUDA device memory
+// (ballast/nccl_communicator.hpp, when built with CUDA and NCCL). A failure on any rank (a missing
+// file, a hostile file, a network fault) becomes the same ballast::Error on every rank: no rank is
+// left waiting in a collective.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "ballast/device.hpp"
 #include "ballast/loader.hpp"
 #include "ballast/spec.hpp"
 #include "ballast/tensor.hpp"
@@ -24,16 +27,29 @@
 namespace ballast {
 
 // The collectives cooperative loading needs. Every rank calls each operation in the same order
-// (they are collectives); implementations throw Error(network) when the transport fails.
+// (they are collectives); implementations throw Error(network) when the transport fails. The
+// buffers of allgatherv_in_place, alltoallv and broadcast lie in memory_device()'s memory.
 class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Where the exchanged buffers live: host memory, or one device's memory (NCCL: cuda(n)).
+  virtual Device memory_device() const { return Device::cpu(); }
+  // The communicator for the host-memory messages that coordinate the ranks (the agreement on
+  // failure): this one, or the host communicator a device communicator was started over.
+  virtual Communicator& control() { return *this; }
   // All-gather of variable parts in place: rank r's part, counts[r] bytes, already lies at
   // displacements[r] of `buffer`; afterwards every rank's buffer holds every part.
   virtual void allgatherv_in_place(std::span<std::byte> buffer, std::span<const uint64_t> counts,
                                    std::span<const uint64_t> displacements) = 0;
+  // Personalized exchange: send_counts[r] bytes at send_displacements[r] of `send` go to rank r,
+  // which receives them at its recv_displacements[this rank] of `recv`; recv_counts[r] is what
+  // rank r sends this one.
+  virtual void alltoallv(std::span<const std::byte> send, std::span<const uint64_t> send_counts,
+                         std::span<const uint64_t> send_displacements, std::span<std::byte> recv,
+                         std::span<const uint64_t> recv_counts,
+                         std::span<const uint64_t> recv_displacements) = 0;
   // Rank `root`'s `bytes` into every rank's `bytes` (same size on every rank).
   virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
   // The largest `value` over the ranks (the agreement on errors is built on it).
@@ -44,6 +60,9 @@ struct CooperativeOptions {
   // Stored bytes gathered per exchange round: a rank's host memory stays within its result
   // plus one round (a tensor larger than this is a round of its own).
   uint64_t round_bytes = 256 << 20;
+  // With a device communicator: allocates the exchange buffers (and so the results) in its
+  // device's memory; null: ballast's cudaMalloc factory (make_cuda_tensor_factory).
+  std::shared_ptr<TensorFactory> device_factory;
 };
 
 struct CooperativeResult {
@@ -58,6 +77,12 @@ struct CooperativeResult {
 // rank of `communicator` with the same specs, except that Shard steps may differ per rank. Each
 // result equals what loader.load_tensor(spec) returns. Throws the same Error on every rank when
 // any rank fails; the message names the rank.
+//
+// When every rank's specs for a tensor begin with its own Shard (rank = its rank, world = the
+// communicator's size, the same dim, no parts), each rank receives only its shard's bytes;
+// otherwise whole tensors are gathered. Over a device communicator (memory_device() cuda(n)),
+// every spec must name that device and ask for the tensor as stored or for such a Shard alone:
+// the results view device memory; anything else fails with Error(unsupported) on every rank.
 CooperativeResult load_cooperative(WeightLoader& loader, Communicator& communicator,
                                    const std::vector<TensorSpec>& specs,
                                    const CooperativeOptions& options = {});

@@ -40,7 +40,9 @@ LocalFailure broadcast_failure(Communicator& comm, const LocalFailure& mine, int
 
 }  // namespace
 
-void agree_on_failure(Communicator& comm, std::exception_ptr failure, std::string_view phase) {
+void agree_on_failure(Communicator& communicator, std::exception_ptr failure,
+                      std::string_view phase) {
+  Communicator& comm = communicator.control();  // host memory: the messages below are strings
   const int size = comm.size();
   // The lowest failing rank r reports size - r, the largest value; success reports 0.
   const int64_t highest = comm.allreduce_max(failure ? size - comm.rank() : 0);

@@ -1,28 +1,39 @@
-// load_cooperative (ballast/distributed.hpp): plan, then per round each rank reads its part
-// into the round buffer, the parts are all-gathered in place, and each rank makes its results
-// from the whole stored tensors: as views of the round buffer when a spec asks for the tensor
-// as stored, else through the loader (a raw memory source over the gathered bytes, with the
-// spec's steps), copied out of the round buffer so that it can go.
+// load_cooperative (ballast/distributed.hpp): plan, then per round each rank reads its part and
+// the parts are exchanged: all-gathered in place into the round buffer when every rank keeps
+// the round's tensors whole, else all-to-all so that each rank receives only the shards it
+// keeps (shard_exchange.hpp). Each rank makes its results from what it received: as views of
+// the buffer when a spec asks for the bytes as received, else through the loader (a raw memory
+// source over the received bytes, with the spec's remaining steps), copied out of the buffer so
+// that it can go. Over a device communicator the buffers are device memory and only views are
+// made.
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 
+#include "ballast/cuda.hpp"
 #include "ballast/error.hpp"
+#include "ballast/hash.hpp"
 #include "ballast/storage.hpp"
 #include "distributed/collective_status.hpp"
 #include "distributed/cooperative_plan.hpp"
+#include "distributed/shard_exchange.hpp"
 
 namespace ballast {
 namespace {
 
+using distributed::Exchange;
+using distributed::Layout;
 using distributed::Piece;
 using distributed::Plan;
 using distributed::PlannedTensor;
 using distributed::Round;
 using distributed::run_collectively;
+using distributed::ShardDims;
 
 const WeightSource& common_source(const std::vector<TensorSpec>& specs) {
   if (specs.empty()) throw Error(ErrorCode::invalid_argument, "a cooperative load of no tensors");
@@ -36,20 +47,104 @@ const WeightSource& common_source(const std::vector<TensorSpec>& specs) {
   return specs.front().source;
 }
 
-// Every rank must plan from the same checkpoint; the same on every rank, so all throw or none.
-void check_same_plan(Communicator& comm, const Plan& plan) {
-  const int64_t mine = distributed::plan_fingerprint(plan);
+// True when `mine` is the same on every rank.
+bool same_on_every_rank(Communicator& comm, int64_t mine) {
   const int64_t highest = comm.allreduce_max(mine);
   const int64_t lowest = -comm.allreduce_max(-mine);
-  if (highest != lowest)
+  return highest == lowest;
+}
+
+int64_t fingerprint(const std::string& text) {
+  const std::string digest = sha256_hex(std::as_bytes(std::span(text)));
+  return static_cast<int64_t>(std::stoull(digest.substr(0, 15), nullptr, 16));
+}
+
+// Every rank must plan from the same checkpoint; the same on every rank, so all throw or none.
+void check_same_plan(Communicator& comm, const Plan& plan) {
+  if (!same_on_every_rank(comm, distributed::plan_fingerprint(plan)))
     throw Error(ErrorCode::integrity,
                 "cooperative load: the ranks see different checkpoints (names, dtypes or shapes "
                 "differ)");
 }
 
-// Reads this rank's pieces of `round` into `buffer`; returns the bytes read.
+// The dimension of this rank's Shard that leads `spec`'s steps, when it is over the whole
+// communicator and without parts; else nothing.
+std::optional<int> own_shard_dim(const TensorSpec& spec, const TensorInfo& info, int rank,
+                                 int world) {
+  if (spec.transformations.empty()) return std::nullopt;
+  const auto* shard = std::get_if<Shard>(&spec.transformations.front());
+  const auto dims = static_cast<int>(info.shape.size());
+  if (!shard || shard->rank != rank || shard->world != world || shard->parts.size() > 1 ||
+      shard->dim >= dims || shard->dim < -dims)
+    return std::nullopt;
+  return shard->dim < 0 ? shard->dim + dims : shard->dim;
+}
+
+// The tensors this rank keeps a shard of: every spec naming one leads with this rank's Shard
+// of the same dimension, and the tensor can be cut by rows (a dtype of whole elements, 1+
+// dimensions). Agreed: when the ranks differ, every rank keeps every tensor whole.
+ShardDims agreed_shard_dims(Communicator& comm, const std::vector<TensorSpec>& specs,
+                            const Plan& plan) {
+  std::map<std::string, const TensorInfo*> infos;
+  for (const Round& round : plan.rounds)
+    for (const PlannedTensor& t : round.tensors) infos.emplace(t.name, &t.info);
+  std::map<std::string, std::optional<int>> dims;  // nullopt: kept whole
+  for (const TensorSpec& spec : specs) {
+    const TensorInfo& info = *infos.at(spec.name);
+    std::optional<int> d = own_shard_dim(spec, info, comm.rank(), comm.size());
+    if (dtype_element_size(info.dtype) == 0) d.reset();
+    auto [it, first] = dims.emplace(spec.name, d);
+    if (!first && it->second != d) it->second.reset();
+  }
+  ShardDims out;
+  std::string text;
+  for (const auto& [name, d] : dims)
+    if (d) {
+      out.emplace(name, *d);
+      text += fmt::format("{}:{};", name, *d);
+    }
+  if (!same_on_every_rank(comm, fingerprint(text))) out.clear();
+  return out;
+}
+
+// The steps left once the rank's shard was received.
+std::vector<Transformation> remaining_steps(const TensorSpec& spec, const ShardDims& dims) {
+  if (!dims.contains(spec.name)) return spec.transformations;
+  return {spec.transformations.begin() + 1, spec.transformations.end()};
+}
+
+bool usable_as_received(const TensorSpec& spec, const ShardDims& dims, Device device, DType dtype,
+                        const std::vector<int64_t>& shape) {
+  return remaining_steps(spec, dims).empty() && spec.device == device &&
+         (spec.shape.empty() || spec.shape == shape) && (!spec.dtype || *spec.dtype == dtype);
+}
+
+// Over device memory the results are views only: every spec must ask for what it receives.
+void check_device_specs(const std::vector<TensorSpec>& specs, const Plan& plan,
+                        const ShardDims& dims, Device device, int rank, int world) {
+  for (const Round& round : plan.rounds) {
+    const Layout layout = distributed::layout_of(round, dims, rank, world);
+    for (size_t i = 0; i < round.tensors.size(); ++i)
+      for (const TensorSpec& spec : specs) {
+        const PlannedTensor& t = round.tensors[i];
+        if (spec.name != t.name ||
+            usable_as_received(spec, dims, device, t.info.dtype, layout.shapes[i]))
+          continue;
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("cooperative load over {} memory: tensor '{}' is asked for on {} "
+                                "with {} steps; over a device communicator each tensor must be "
+                                "asked for on that device, as stored or as the rank's Shard "
+                                "alone (the same dim on every rank)",
+                                to_string(device), spec.name, to_string(spec.device),
+                                spec.transformations.size()));
+      }
+  }
+}
+
+// Reads this rank's pieces of `round` into `buffer`, which holds the round's bytes from
+// `base` on; returns the bytes read.
 uint64_t read_pieces(WeightLoader& loader, const WeightSource& source,
-                     const std::vector<Piece>& pieces, std::byte* buffer) {
+                     const std::vector<Piece>& pieces, std::byte* buffer, uint64_t base) {
   std::vector<TensorSpec> specs;
   std::map<std::string, const Piece*> by_name;
   for (const Piece& piece : pieces) {
@@ -67,16 +162,10 @@ uint64_t read_pieces(WeightLoader& loader, const WeightSource& source,
       throw Error(ErrorCode::integrity,
                   fmt::format("cooperative load: rows {}..{} of '{}' came as {} bytes, not {}",
                               piece.first_row, piece.end_row, name, t->nbytes(), piece.nbytes));
-    std::memcpy(buffer + piece.offset, t->data(), piece.nbytes);
+    std::memcpy(buffer + (piece.offset - base), t->data(), piece.nbytes);
     read += piece.nbytes;
   });
   return read;
-}
-
-bool usable_as_stored(const TensorSpec& spec, const TensorInfo& info) {
-  return spec.transformations.empty() && spec.device.kind == Device::Kind::cpu &&
-         (spec.shape.empty() || spec.shape == info.shape) &&
-         (!spec.dtype || *spec.dtype == info.dtype);
 }
 
 TensorRef renamed(const TensorRef& t, const std::string& name) {
@@ -86,11 +175,11 @@ TensorRef renamed(const TensorRef& t, const std::string& name) {
   return out;
 }
 
-// A result that views the round buffer gets bytes of its own (the buffer is freed after the
-// round).
-TensorRef detached(const TensorRef& t, const Storage& round) {
+// A result that views the received buffer gets bytes of its own (the buffer is freed after
+// the round).
+TensorRef detached(const TensorRef& t, const Storage& received) {
   const std::byte* data = t->storage()->data();
-  const bool inside = data >= round.data() && data < round.data() + round.size();
+  const bool inside = data >= received.data() && data < received.data() + received.size();
   if (!inside || t->device().kind != Device::Kind::cpu) return t;
   auto storage = make_host_buffer(t->nbytes(), 64);
   std::memcpy(storage->data(), t->data(), t->nbytes());
@@ -100,40 +189,132 @@ TensorRef detached(const TensorRef& t, const Storage& round) {
   return out;
 }
 
-// The results of the specs whose tensors `round` gathered, into `results`.
+// The results of the specs whose tensors `round` brought, from `buffer` laid out as `layout`,
+// into `results`.
 void make_results(WeightLoader& loader, const std::vector<TensorSpec>& specs, const Round& round,
+                  const ShardDims& dims, const Layout& layout,
                   const std::shared_ptr<Storage>& buffer, std::vector<TensorRef>& results) {
-  std::map<std::string, const PlannedTensor*> planned;
-  for (const PlannedTensor& t : round.tensors) planned.emplace(t.name, &t);
+  std::map<std::string, size_t> planned;
+  for (size_t i = 0; i < round.tensors.size(); ++i) planned.emplace(round.tensors[i].name, i);
   std::vector<TensorSpec> through_loader;
   std::vector<size_t> positions;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    auto found = planned.find(specs[i].name);
+  for (size_t s = 0; s < specs.size(); ++s) {
+    auto found = planned.find(specs[s].name);
     if (found == planned.end()) continue;
-    const PlannedTensor& t = *found->second;
-    if (usable_as_stored(specs[i], t.info)) {
-      results[i] = std::make_shared<Tensor>(t.name, t.info.dtype, t.info.shape, buffer, t.offset,
-                                            t.info.nbytes);
+    const size_t i = found->second;
+    const PlannedTensor& t = round.tensors[i];
+    if (usable_as_received(specs[s], dims, buffer->device(), t.info.dtype, layout.shapes[i])) {
+      results[s] = std::make_shared<Tensor>(t.name, t.info.dtype, layout.shapes[i], buffer,
+                                            layout.offsets[i], layout.sizes[i]);
       continue;
     }
-    // The owner stays null: the round buffer outlives this load, and no result keeps a view.
-    WeightSource gathered = WeightSource::memory(
-        {.bytes = std::span<const std::byte>(buffer->data() + t.offset, t.info.nbytes),
+    // The owner stays null: the buffer outlives this load, and no result keeps a view.
+    WeightSource received = WeightSource::memory(
+        {.bytes = std::span<const std::byte>(buffer->data() + layout.offsets[i], layout.sizes[i]),
          .format = WeightFormat::raw()});
-    gathered.format = WeightFormat::raw();
-    gathered.raw_layout = RawLayout{.dtype = t.info.dtype, .shape = t.info.shape};
-    TensorSpec spec = specs[i];
+    received.format = WeightFormat::raw();
+    received.raw_layout = RawLayout{.dtype = t.info.dtype, .shape = layout.shapes[i]};
+    TensorSpec spec = specs[s];
     spec.name.clear();
-    spec.source = std::move(gathered);
+    spec.source = std::move(received);
+    spec.transformations = remaining_steps(specs[s], dims);
     through_loader.push_back(std::move(spec));
-    positions.push_back(i);
+    positions.push_back(s);
   }
   if (through_loader.empty()) return;
   std::vector<TensorRef> loaded = loader.load_tensors(std::move(through_loader));
   for (size_t j = 0; j < loaded.size(); ++j) {
-    const size_t i = positions[j];
-    results[i] = detached(renamed(loaded[j], specs[i].name), *buffer);
+    const size_t s = positions[j];
+    results[s] = detached(renamed(loaded[j], specs[s].name), *buffer);
   }
+}
+
+// Where the exchanged buffers are allocated: host memory, or the communicator's device.
+class Buffers {
+ public:
+  Buffers(Device device, std::shared_ptr<TensorFactory> factory)
+      : device_(device), factory_(std::move(factory)) {
+    if (device_.is_host()) return;
+    if (!factory_) factory_ = make_cuda_tensor_factory(device_.index);
+    if (factory_->device() != device_)
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("cooperative load: the device factory allocates on {}, the "
+                              "communicator exchanges {} memory",
+                              to_string(factory_->device()), to_string(device_)));
+  }
+  std::shared_ptr<Storage> allocate(uint64_t nbytes) const {
+    nbytes = std::max<uint64_t>(nbytes, 1);
+    return device_.is_host() ? make_host_buffer(nbytes, 64) : factory_->allocate(nbytes, 256);
+  }
+  // `host` (n bytes) at `offset` of `dst`, a buffer from allocate().
+  void upload(Storage& dst, uint64_t offset, const std::byte* host, uint64_t n) const {
+    if (device_.is_host())
+      std::memcpy(dst.data() + offset, host, n);
+    else
+      factory_->upload(dst, offset, host, n);
+  }
+
+ private:
+  Device device_;
+  std::shared_ptr<TensorFactory> factory_;
+};
+
+struct RoundOutcome {
+  std::shared_ptr<Storage> buffer;
+  Layout layout;
+  uint64_t storage_bytes = 0;
+  uint64_t received_bytes = 0;
+};
+
+bool keeps_all_whole(const Round& round, const ShardDims& dims) {
+  return std::none_of(round.tensors.begin(), round.tensors.end(),
+                      [&](const PlannedTensor& t) { return dims.contains(t.name); });
+}
+
+// Reads this rank's part of `round` and exchanges the parts: all-gathered in place when every
+// tensor is kept whole, else all-to-all (what each rank keeps).
+RoundOutcome exchange_round(WeightLoader& loader, Communicator& comm, const Buffers& buffers,
+                            const WeightSource& source, const Round& round, const ShardDims& dims) {
+  const auto me = static_cast<size_t>(comm.rank());
+  const bool host = comm.memory_device().is_host();
+  const uint64_t part_offset = round.part_offsets[me], part_size = round.part_sizes[me];
+  RoundOutcome out;
+  std::shared_ptr<Storage> part;
+  if (keeps_all_whole(round, dims)) {
+    out.layout = distributed::layout_of(round, dims, comm.rank(), comm.size());
+    run_collectively(comm, "reading", [&] {
+      out.buffer = buffers.allocate(round.nbytes);
+      // On the host the part is read in place; for a device, into host memory first.
+      part = host ? out.buffer : make_host_buffer(std::max<uint64_t>(part_size, 1), 64);
+      const uint64_t base = host ? 0 : part_offset;
+      out.storage_bytes = read_pieces(loader, source, round.pieces[me], part->data(), base);
+      if (!host) buffers.upload(*out.buffer, part_offset, part->data(), part_size);
+    });
+    comm.allgatherv_in_place(std::span(out.buffer->data(), round.nbytes), round.part_sizes,
+                             round.part_offsets);
+    out.received_bytes = round.nbytes - part_size;
+    return out;
+  }
+  Exchange ex;
+  std::shared_ptr<Storage> send;
+  run_collectively(comm, "reading", [&] {
+    ex = distributed::plan_exchange(round, dims, comm.rank(), comm.size());
+    part = make_host_buffer(std::max<uint64_t>(part_size, 1), 64);
+    out.storage_bytes = read_pieces(loader, source, round.pieces[me], part->data(), part_offset);
+    std::vector<std::byte> packed(ex.send_bytes);  // zeros in the alignment gaps
+    for (const Exchange::Move& m : ex.packing)
+      std::memcpy(packed.data() + m.to, part->data() + m.from, m.nbytes);
+    send = buffers.allocate(ex.send_bytes);
+    buffers.upload(*send, 0, packed.data(), packed.size());
+    out.buffer = buffers.allocate(ex.mine.nbytes);
+  });
+  comm.alltoallv(std::span(send->data(), ex.send_bytes), ex.send_counts, ex.send_displacements,
+                 std::span(out.buffer->data(), ex.mine.nbytes), ex.recv_counts,
+                 ex.recv_displacements);
+  out.layout = std::move(ex.mine);
+  for (size_t r = 0; r < ex.recv_counts.size(); ++r)
+    if (r != me) out.received_bytes += ex.recv_counts[r];
+  return out;
 }
 
 }  // namespace
@@ -141,33 +322,35 @@ void make_results(WeightLoader& loader, const std::vector<TensorSpec>& specs, co
 CooperativeResult load_cooperative(WeightLoader& loader, Communicator& comm,
                                    const std::vector<TensorSpec>& specs,
                                    const CooperativeOptions& options) {
-  const int rank = comm.rank();
-  const auto me = static_cast<size_t>(rank);
+  const Device device = comm.memory_device();
   WeightSource source;
   Plan plan;
+  std::optional<Buffers> buffers;
   run_collectively(comm, "planning", [&] {
     source = common_source(specs);
     std::set<std::string> names;
     for (const TensorSpec& spec : specs) names.insert(spec.name);
     plan = distributed::make_plan(loader.get_metadata(source), names, comm.size(),
                                   std::max<uint64_t>(options.round_bytes, 1));
+    buffers.emplace(device, options.device_factory);
   });
   check_same_plan(comm, plan);
+  const ShardDims dims = agreed_shard_dims(comm, specs, plan);
+  if (!device.is_host())
+    run_collectively(comm, "checking the specs", [&] {
+      check_device_specs(specs, plan, dims, device, comm.rank(), comm.size());
+    });
 
   CooperativeResult result;
   result.tensors.resize(specs.size());
   for (const Round& round : plan.rounds) {
-    std::shared_ptr<Storage> buffer;
-    run_collectively(comm, "reading", [&] {
-      buffer = make_host_buffer(std::max<uint64_t>(round.nbytes, 1), 64);
-      result.storage_bytes += read_pieces(loader, source, round.pieces[me], buffer->data());
-    });
-    comm.allgatherv_in_place(std::span(buffer->data(), round.nbytes), round.part_sizes,
-                             round.part_offsets);
-    result.received_bytes += round.nbytes - round.part_sizes[me];
+    const RoundOutcome r = exchange_round(loader, comm, *buffers, source, round, dims);
+    result.storage_bytes += r.storage_bytes;
+    result.received_bytes += r.received_bytes;
     ++result.rounds;
-    run_collectively(comm, "transforming",
-                     [&] { make_results(loader, specs, round, buffer, result.tensors); });
+    run_collectively(comm, "transforming", [&] {
+      make_results(loader, specs, round, dims, r.layout, r.buffer, result.tensors);
+    });
   }
   return result;
 }

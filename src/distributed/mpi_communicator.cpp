@@ -1,6 +1,7 @@
 // The MPI Communicator (ballast/mpi_communicator.hpp): MPI's collectives on a duplicate of the
 // caller's communicator, with errors returned (not fatal) and turned into Error(network).
-// Counts beyond MPI's int are sent as broadcasts of at most 1 GiB each.
+// Counts beyond MPI's int are sent as broadcasts (all-to-all: paired sends and receives) of at
+// most 1 GiB each.
 #include "ballast/mpi_communicator.hpp"
 
 #include <algorithm>
@@ -56,6 +57,43 @@ class MpiCommunicator final : public Communicator {
     for (int root = 0; root < size_; ++root) {
       const auto r = static_cast<size_t>(root);
       broadcast(buffer.subspan(displacements[r], counts[r]), root);
+    }
+  }
+
+  void alltoallv(std::span<const std::byte> send, std::span<const uint64_t> send_counts,
+                 std::span<const uint64_t> send_displacements, std::span<std::byte> recv,
+                 std::span<const uint64_t> recv_counts,
+                 std::span<const uint64_t> recv_displacements) override {
+    if (send.size() <= INT_MAX && recv.size() <= INT_MAX) {
+      auto ints = [](std::span<const uint64_t> v) {
+        return std::vector<int>(v.begin(), v.end());  // each within the buffer: fits an int
+      };
+      const auto sc = ints(send_counts), sd = ints(send_displacements);
+      const auto rc = ints(recv_counts), rd = ints(recv_displacements);
+      check(MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, recv.data(), rc.data(),
+                          rd.data(), MPI_BYTE, comm_),
+            "MPI_Alltoallv");
+      return;
+    }
+    // Shift s pairs each rank with the ranks s ahead (to) and s behind (from).
+    for (int shift = 0; shift < size_; ++shift) {
+      const auto to = static_cast<size_t>((rank_ + shift) % size_);
+      const auto from = static_cast<size_t>((rank_ - shift + size_) % size_);
+      std::vector<MPI_Request> requests;
+      for (uint64_t done = 0; done < recv_counts[from]; done += kLargestMessage) {
+        const uint64_t n = std::min(kLargestMessage, recv_counts[from] - done);
+        check(MPI_Irecv(recv.data() + recv_displacements[from] + done, static_cast<int>(n),
+                        MPI_BYTE, static_cast<int>(from), 0, comm_, &requests.emplace_back()),
+              "MPI_Irecv");
+      }
+      for (uint64_t done = 0; done < send_counts[to]; done += kLargestMessage) {
+        const uint64_t n = std::min(kLargestMessage, send_counts[to] - done);
+        check(MPI_Isend(send.data() + send_displacements[to] + done, static_cast<int>(n), MPI_BYTE,
+                        static_cast<int>(to), 0, comm_, &requests.emplace_back()),
+              "MPI_Isend");
+      }
+      check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
     }
   }
 
