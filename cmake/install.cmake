@@ -1,11 +1,15 @@
 # Installs the library, headers, a CMake package (find_package(ballast), ballast::ballast and,
-# built with MPI, ballast::mpi) and pkg-config files (ballast; ballast-mpi with MPI).
+# built with MPI, ballast::mpi; with NCCL, ballast::nccl) and pkg-config files (ballast;
+# ballast-mpi with MPI; ballast-nccl with NCCL).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(BALLAST_INSTALLED_LIBRARIES ballast)
 if(TARGET ballast_mpi)
   list(APPEND BALLAST_INSTALLED_LIBRARIES ballast_mpi)
+endif()
+if(TARGET ballast_nccl)
+  list(APPEND BALLAST_INSTALLED_LIBRARIES ballast_nccl)
 endif()
 install(TARGETS ${BALLAST_INSTALLED_LIBRARIES} EXPORT ballastTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -67,5 +71,18 @@ if(TARGET ballast_mpi)
   list(JOIN MPI_CXX_LIBRARIES " " BALLAST_PC_MPI_LIBS)
   configure_file(cmake/ballast-mpi.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ballast-mpi.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballast-mpi.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
+
+# ballast-nccl.pc: the NCCL communicator; a static one brings NCCL and the CUDA runtime.
+if(TARGET ballast_nccl)
+  get_filename_component(BALLAST_PC_NCCL_LIBDIR ${NCCL_LIBRARY} DIRECTORY)
+  set(BALLAST_PC_NCCL_LIBS "")
+  if(NOT BUILD_SHARED_LIBS)
+    set(BALLAST_PC_NCCL_LIBS
+        "-L${BALLAST_PC_NCCL_LIBDIR} -lnccl -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt")
+  endif()
+  configure_file(cmake/ballast-nccl.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ballast-nccl.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ballast-nccl.pc
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()

@@ -11,10 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "ballast/ballast.hpp"
+#include "ballast/cuda.hpp"
 #include "ballast/distributed.hpp"
 #include "ballast/hash.hpp"
 #if BALLAST_HAVE_MPI
 #include "ballast/mpi_communicator.hpp"
+#endif
+#if BALLAST_HAVE_NCCL
+#include "ballast/nccl_communicator.hpp"
 #endif
 
 namespace ballast::cli {
@@ -33,7 +37,7 @@ class MpiSession {
 // Every selected tensor of `source`, with the --transform/--dtype steps; with --shard, this
 // rank's shard first (tensors with too few dimensions stay whole, as replicated ones are).
 std::vector<TensorSpec> specs_for(const CooperativeLoadOptions& options, WeightLoader& loader,
-                                  const WeightSource& source, int rank, int world) {
+                                  const WeightSource& source, int rank, int world, Device device) {
   const WeightMetadata meta = loader.get_metadata(source);
   std::vector<std::string> names;
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
@@ -41,7 +45,7 @@ std::vector<TensorSpec> specs_for(const CooperativeLoadOptions& options, WeightL
   const auto steps = load_steps(options.source, options.transform, raw);
   std::vector<TensorSpec> specs;
   for (const std::string& name : select_tensors(names, options.tensors)) {
-    TensorSpec spec{.name = name, .source = source};
+    TensorSpec spec{.name = name, .device = device, .source = source};
     auto info = meta.tensors.find(name);
     const auto dims = info == meta.tensors.end() ? 0 : static_cast<int>(info->second.shape.size());
     if (options.shard && options.shard_dim < dims && options.shard_dim >= -dims)
@@ -73,7 +77,8 @@ void print_in_rank_order(Communicator& comm, const std::string& text) {
 }
 
 std::string report(const CooperativeLoadOptions& options, const std::vector<TensorSpec>& specs,
-                   const CooperativeResult& result, int rank, int world, double seconds) {
+                   const CooperativeResult& result, int rank, int world, Device device,
+                   double seconds) {
   uint64_t bytes = 0;
   nlohmann::json tensors = nlohmann::json::object();
   for (size_t i = 0; i < specs.size(); ++i)
@@ -81,12 +86,13 @@ std::string report(const CooperativeLoadOptions& options, const std::vector<Tens
       bytes += t->nbytes();
       const std::string name =
           t == result.tensors[i] ? specs[i].name : fmt::format("{}.{}", specs[i].name, t->name());
-      tensors[name] = {
-          {"sha256", sha256_hex(*t)}, {"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}};
+      tensors[name] = {{"dtype", dtype_name(t->dtype())}, {"shape", t->shape()}};
+      if (t->device().is_host()) tensors[name]["sha256"] = sha256_hex(*t);
     }
   if (options.json) {
     const nlohmann::json out = {{"rank", rank},
                                 {"world", world},
+                                {"device", to_string(device)},
                                 {"source", source_text(options.source)},
                                 {"storage_bytes", result.storage_bytes},
                                 {"received_bytes", result.received_bytes},
@@ -97,10 +103,39 @@ std::string report(const CooperativeLoadOptions& options, const std::vector<Tens
     return json_text(out, -1) + "\n";
   }
   return fmt::format(
-      "rank {} of {}: {} tensors, {} in {:.3f} s; read {} from storage, received {} from the "
-      "other ranks in {} rounds\n",
-      rank, world, specs.size(), human_bytes(bytes), seconds, human_bytes(result.storage_bytes),
-      human_bytes(result.received_bytes), result.rounds);
+      "rank {} of {}: {} tensors, {} on {} in {:.3f} s; read {} from storage, received {} from "
+      "the other ranks in {} rounds\n",
+      rank, world, specs.size(), human_bytes(bytes), to_string(device), seconds,
+      human_bytes(result.storage_bytes), human_bytes(result.received_bytes), result.rounds);
+}
+
+// This rank's GPU for --device cuda: its rank among the ranks of its host, modulo the host's
+// GPUs; more ranks on a host than GPUs, or no GPU, fail with Error(unsupported).
+int local_gpu(Communicator& comm) {
+#if BALLAST_HAVE_NCCL
+  MPI_Comm local = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &local);
+  int local_rank = 0, local_size = 1;
+  MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_size(local, &local_size);
+  MPI_Comm_free(&local);
+  const int gpus = cuda_device_count();
+  if (gpus == 0)
+    throw Error(ErrorCode::unsupported,
+                fmt::format("--device cuda: rank {} sees no CUDA device (no GPU or driver here)",
+                            comm.rank()));
+  if (local_size > gpus)
+    throw Error(ErrorCode::unsupported,
+                fmt::format("--device cuda: {} ranks on rank {}'s host but {} CUDA devices: run "
+                            "one rank per GPU (mpirun -np {} on one host)",
+                            local_size, comm.rank(), gpus, gpus));
+  return local_rank % gpus;
+#else
+  (void)comm;
+  throw Error(ErrorCode::unsupported,
+              "--device cuda needs ballast built with CUDA and NCCL (BALLAST_NCCL; NCCL comes "
+              "with the CUDA toolkit or libnccl-dev)");
+#endif
 }
 
 #endif  // BALLAST_HAVE_MPI
@@ -119,18 +154,26 @@ void run_cooperative_load(const CooperativeLoadOptions& options) {
     const WeightSource source = parse_source(options.source);
     const auto start = std::chrono::steady_clock::now();
     std::vector<TensorSpec> specs;
+    Device device = Device::cpu();
     std::exception_ptr failure;
     try {
-      specs = specs_for(options, *loader, source, comm->rank(), comm->size());
+      if (options.device == "cuda") device = Device::cuda(local_gpu(*comm));
+      specs = specs_for(options, *loader, source, comm->rank(), comm->size(), device);
     } catch (...) {
       failure = std::current_exception();
     }
     agree_on_failure(*comm, failure, "listing the tensors");
-    const CooperativeResult result =
-        load_cooperative(*loader, *comm, specs, {.round_bytes = options.round_bytes});
+    // Over NCCL the exchange is in device memory; the MPI communicator carries the agreements.
+    std::unique_ptr<Communicator> exchange;
+#if BALLAST_HAVE_NCCL
+    if (!device.is_host()) exchange = make_nccl_communicator(*comm, device.index);
+#endif
+    const CooperativeResult result = load_cooperative(*loader, exchange ? *exchange : *comm, specs,
+                                                      {.round_bytes = options.round_bytes});
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    print_in_rank_order(*comm, report(options, specs, result, comm->rank(), comm->size(), seconds));
+    print_in_rank_order(
+        *comm, report(options, specs, result, comm->rank(), comm->size(), device, seconds));
   } catch (const std::exception& e) {
     fmt::print(stderr, "ballast: error: {}\n", e.what());
     std::fflush(stderr);

@@ -6,8 +6,8 @@
 // part of a quantized bundle. --arena places the tensors in one block of memory faulted in
 // before the timing starts (through make_arena_tensor_factory), as an engine with preallocated host
 // memory loads: the figure is then the reads and copies without first-touch page faults.
-// `--cooperative [--shard] [--shard-dim D] [--round-bytes N]`, under mpirun, splits the reads
-// among the ranks and exchanges the parts (cooperative_load.hpp).
+// `--cooperative [--shard] [--shard-dim D] [--round-bytes N] [--device cpu|cuda]`, under mpirun,
+// splits the reads among the ranks and exchanges the parts (cooperative_load.hpp).
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -242,6 +242,11 @@ Runner add_load_command(CLI::App& app) {
                 "dimensions whole)")
       ->needs(cooperative);
   cmd->add_option("--shard-dim", co.shard_dim, "the dimension --shard splits (default 0)")
+      ->needs(cooperative);
+  cmd->add_option("--device", co.device,
+                  "with --cooperative: cpu (default) or cuda: each rank loads into its GPU (one "
+                  "GPU per rank) and the ranks exchange over NCCL")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->needs(cooperative);
   cmd->add_option("--round-bytes", co.round_bytes,
                   "with --cooperative: stored bytes exchanged per round (default 256 MiB): "
