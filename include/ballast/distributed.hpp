@@ -43,6 +43,9 @@ class Communicator {
   // displacements[r] of `buffer`; afterwards every rank's buffer holds every part.
   virtual void allgatherv_in_place(std::span<std::byte> buffer, std::span<const uint64_t> counts,
                                    std::span<const uint64_t> displacements) = 0;
+  // Whether alltoallv is there (a Python communicator may lack it): without it, ranks that keep
+  // shards receive whole tensors.
+  virtual bool has_alltoallv() const { return true; }
   // Personalized exchange: send_counts[r] bytes at send_displacements[r] of `send` go to rank r,
   // which receives them at its recv_displacements[this rank] of `recv`; recv_counts[r] is what
   // rank r sends this one.

@@ -10,10 +10,12 @@ tensors while storage serves the checkpoint once in all.
 A communicator is any object with the methods of `Communicator` below; ballast calls them only
 from the thread that called load_cooperative, holding the GIL, and releases the GIL while it
 reads. MpiCommunicator adapts an mpi4py communicator, TorchCommunicator a torch.distributed
-process group on CPU (gloo).
+process group on CPU (gloo). Ranks that keep shards (Shard steps differing by rank) receive
+only their shards through alltoallv.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Union
 
@@ -38,6 +40,13 @@ class Communicator(Protocol):
 
     def broadcast(self, buffer: memoryview, root: int) -> None:
         """Rank `root`'s `buffer` into every rank's `buffer` (same size on every rank)."""
+
+    def alltoallv(self, send: memoryview, send_counts: List[int], send_displacements: List[int],
+                  recv: memoryview, recv_counts: List[int],
+                  recv_displacements: List[int]) -> None:
+        """Optional: send_counts[r] bytes at send_displacements[r] of `send` go to rank r, which
+        receives them at its recv_displacements[this rank] of `recv`. Without it, ranks that
+        keep shards (Shard steps) receive whole tensors and keep their part."""
 
     def allreduce_max(self, value: int) -> int:
         """The largest `value` over the ranks."""
@@ -69,6 +78,28 @@ class MpiCommunicator:
 
     def broadcast(self, buffer: memoryview, root: int) -> None:
         self._bcast(buffer, root)
+
+    def alltoallv(self, send: memoryview, send_counts: List[int], send_displacements: List[int],
+                  recv: memoryview, recv_counts: List[int],
+                  recv_displacements: List[int]) -> None:
+        if len(send) < _LARGEST_MESSAGE and len(recv) < _LARGEST_MESSAGE:
+            self._comm.Alltoallv([send, (send_counts, send_displacements), self._mpi.BYTE],
+                                 [recv, (recv_counts, recv_displacements), self._mpi.BYTE])
+            return
+        # Shift s pairs each rank with the ranks s ahead (to) and s behind (from).
+        me, size = self.rank(), self.size()
+        for shift in range(size):
+            to, source = (me + shift) % size, (me - shift) % size
+            requests = []
+            for start in range(0, recv_counts[source], _LARGEST_MESSAGE):
+                at = recv_displacements[source] + start
+                n = min(_LARGEST_MESSAGE, recv_counts[source] - start)
+                requests.append(self._comm.Irecv([recv[at:at + n], self._mpi.BYTE], source))
+            for start in range(0, send_counts[to], _LARGEST_MESSAGE):
+                at = send_displacements[to] + start
+                n = min(_LARGEST_MESSAGE, send_counts[to] - start)
+                requests.append(self._comm.Isend([send[at:at + n], self._mpi.BYTE], to))
+            self._mpi.Request.Waitall(requests)
 
     def _bcast(self, buffer: memoryview, root: int) -> None:
         """Bcast in messages of at most 1 GiB."""
@@ -114,6 +145,27 @@ class TorchCommunicator:
         if len(buffer):
             self._dist.broadcast(self._torch.frombuffer(buffer, dtype=self._torch.uint8),
                                  src=self._global_rank(root), group=self._group)
+
+    def alltoallv(self, send: memoryview, send_counts: List[int], send_displacements: List[int],
+                  recv: memoryview, recv_counts: List[int],
+                  recv_displacements: List[int]) -> None:
+        """all_to_all_single (gloo has it) from the parts of `send` packed together, into a
+        packed buffer then copied into place: each part is copied twice."""
+        torch = self._torch
+        with warnings.catch_warnings():  # `send` is read-only: torch only reads it here
+            warnings.simplefilter("ignore", UserWarning)
+            out = torch.frombuffer(send, dtype=torch.uint8) if len(send) else None
+        packed = torch.cat([out[d:d + c] for c, d in zip(send_counts, send_displacements)]
+                           if out is not None else [torch.empty(0, dtype=torch.uint8)])
+        received = torch.empty(sum(recv_counts), dtype=torch.uint8)
+        self._dist.all_to_all_single(received, packed, output_split_sizes=recv_counts,
+                                     input_split_sizes=send_counts, group=self._group)
+        whole = torch.frombuffer(recv, dtype=torch.uint8) if len(recv) else None
+        at = 0
+        for count, start in zip(recv_counts, recv_displacements):
+            if count:
+                whole[start:start + count] = received[at:at + count]
+            at += count
 
     def allreduce_max(self, value: int) -> int:
         t = self._torch.tensor([value], dtype=self._torch.int64)

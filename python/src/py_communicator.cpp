@@ -28,6 +28,14 @@ nb::object writable_view(std::span<std::byte> bytes) {
                                            static_cast<Py_ssize_t>(bytes.size()), PyBUF_WRITE));
 }
 
+// A read-only memoryview over `bytes`, valid while the call that receives it runs.
+nb::object read_only_view(std::span<const std::byte> bytes) {
+  // PyMemoryView_FromMemory takes char*; PyBUF_READ keeps Python from writing through it.
+  return nb::steal(
+      PyMemoryView_FromMemory(const_cast<char*>(reinterpret_cast<const char*>(bytes.data())),
+                              static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ));
+}
+
 class PythonCommunicator final : public Communicator {
   // Runs `body` holding the GIL, on the thread that made this communicator only.
   template <class F>
@@ -70,6 +78,20 @@ class PythonCommunicator final : public Communicator {
     call("allgatherv_in_place", [&] {
       object_.attr("allgatherv_in_place")(writable_view(buffer), integers(counts),
                                           integers(displacements));
+      return 0;
+    });
+  }
+  bool has_alltoallv() const override {
+    return call("alltoallv", [&] { return nb::hasattr(object_, "alltoallv"); });
+  }
+  void alltoallv(std::span<const std::byte> send, std::span<const uint64_t> send_counts,
+                 std::span<const uint64_t> send_displacements, std::span<std::byte> recv,
+                 std::span<const uint64_t> recv_counts,
+                 std::span<const uint64_t> recv_displacements) override {
+    call("alltoallv", [&] {
+      object_.attr("alltoallv")(read_only_view(send), integers(send_counts),
+                                integers(send_displacements), writable_view(recv),
+                                integers(recv_counts), integers(recv_displacements));
       return 0;
     });
   }

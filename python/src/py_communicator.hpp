@@ -1,8 +1,10 @@
 // A Python object as a ballast::Communicator (ballast/distributed.hpp): any object with the
 // methods rank(), size(), allgatherv_in_place(buffer, counts, displacements),
-// broadcast(buffer, root) and allreduce_max(value) (ballast.distributed's adapters for mpi4py
-// and others). Each call takes the GIL, and only the thread that made the communicator may
-// call it: collectives must run in one order on each rank.
+// broadcast(buffer, root) and allreduce_max(value), and optionally alltoallv(send, send_counts,
+// send_displacements, recv, recv_counts, recv_displacements) (ballast.distributed's adapters for
+// mpi4py and others; without it, ranks that keep shards receive whole tensors). Each call takes the
+// GIL, and only the thread that made the communicator may call it: collectives must run in one
+// order on each rank.
 #pragma once
 
 #include <memory>

@@ -82,7 +82,8 @@ std::optional<int> own_shard_dim(const TensorSpec& spec, const TensorInfo& info,
 
 // The tensors this rank keeps a shard of: every spec naming one leads with this rank's Shard
 // of the same dimension, and the tensor can be cut by rows (a dtype of whole elements, 1+
-// dimensions). Agreed: when the ranks differ, every rank keeps every tensor whole.
+// dimensions), and the communicator has alltoallv. Agreed: when the ranks differ, every rank
+// keeps every tensor whole.
 ShardDims agreed_shard_dims(Communicator& comm, const std::vector<TensorSpec>& specs,
                             const Plan& plan) {
   std::map<std::string, const TensorInfo*> infos;
@@ -99,7 +100,7 @@ ShardDims agreed_shard_dims(Communicator& comm, const std::vector<TensorSpec>& s
   ShardDims out;
   std::string text;
   for (const auto& [name, d] : dims)
-    if (d) {
+    if (d && comm.has_alltoallv()) {
       out.emplace(name, *d);
       text += fmt::format("{}:{};", name, *d);
     }
