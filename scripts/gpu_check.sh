@@ -77,6 +77,21 @@ fi
 PYTHONPATH=$pypath${PYTHONPATH:+:$PYTHONPATH} timeout 200 python3 bench/gpu/gpu_peers.py "$ckpt" 2 \
   > "$OUT/gpu_peers.json"
 
+step "cooperative load over NCCL"
+# tests/cooperative_device_test: mpirun -np <GPUs> ranks over NCCL, one GPU each (one GPU: one
+# rank), against one-process loads; needs this machine's build (MPI, NCCL) and mpirun.
+if ! command -v mpirun > /dev/null; then
+  echo "skipped: no mpirun here"
+elif [[ $bin == build/release/tests ]] &&
+     timeout 90 cmake --build build/release -j"$(nproc)" \
+       --target cooperative_device_test cooperative_device_rank > /tmp/build_coop.log 2>&1; then
+  timeout 60 "$bin/cooperative_device_test" --gtest_filter='*Nccl*' ||
+    { echo "FAILED: cooperative load over NCCL"; failed=1; }
+else
+  tail -5 /tmp/build_coop.log 2>/dev/null
+  echo "skipped: cooperative_device_test is not built here (needs MPI and NCCL)"
+fi
+
 step "summary"
 python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
 import json, sys
