@@ -123,22 +123,23 @@ bool usable_as_received(const TensorSpec& spec, const ShardDims& dims, Device de
 // Over device memory the results are views only: every spec must ask for what it receives.
 void check_device_specs(const std::vector<TensorSpec>& specs, const Plan& plan,
                         const ShardDims& dims, Device device, int rank, int world) {
+  std::map<std::string, std::pair<DType, std::vector<int64_t>>> received;  // dtype, kept shape
   for (const Round& round : plan.rounds) {
     const Layout layout = distributed::layout_of(round, dims, rank, world);
     for (size_t i = 0; i < round.tensors.size(); ++i)
-      for (const TensorSpec& spec : specs) {
-        const PlannedTensor& t = round.tensors[i];
-        if (spec.name != t.name ||
-            usable_as_received(spec, dims, device, t.info.dtype, layout.shapes[i]))
-          continue;
-        throw Error(ErrorCode::unsupported,
-                    fmt::format("cooperative load over {} memory: tensor '{}' is asked for on {} "
-                                "with {} steps; over a device communicator each tensor must be "
-                                "asked for on that device, as stored or as the rank's Shard "
-                                "alone (the same dim on every rank)",
-                                to_string(device), spec.name, to_string(spec.device),
-                                spec.transformations.size()));
-      }
+      received.emplace(round.tensors[i].name,
+                       std::pair{round.tensors[i].info.dtype, layout.shapes[i]});
+  }
+  for (const TensorSpec& spec : specs) {
+    const auto& [dtype, shape] = received.at(spec.name);
+    if (usable_as_received(spec, dims, device, dtype, shape)) continue;
+    throw Error(ErrorCode::unsupported,
+                fmt::format("cooperative load over {} memory: tensor '{}' is asked for on {} "
+                            "with {} steps; over a device communicator each tensor must be "
+                            "asked for on that device, as stored or as the rank's Shard alone "
+                            "(the same dim on every rank)",
+                            to_string(device), spec.name, to_string(spec.device),
+                            spec.transformations.size()));
   }
 }
 

@@ -48,6 +48,19 @@ if(EXISTS ${WORK_DIR}/build/mpi_consumer)
   endif()
   message(STATUS "ballast::mpi consumer ran: ${out}")
 endif()
+# ballast::ballast alone links no NCCL; ballast::nccl, when installed, starts (or, without a
+# GPU, says why not).
+if(linked MATCHES "libnccl")
+  message(FATAL_ERROR "the consumer of ballast::ballast is linked to NCCL:\n${linked}")
+endif()
+if(EXISTS ${WORK_DIR}/build/nccl_consumer)
+  execute_process(COMMAND ${WORK_DIR}/build/nccl_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "nccl communicator: ")
+    message(FATAL_ERROR "the ballast::nccl consumer failed (${rc}): ${out}${err}")
+  endif()
+  message(STATUS "ballast::nccl consumer ran: ${out}")
+endif()
 if(SHARED)
   execute_process(COMMAND ldd ${WORK_DIR}/build/consumer OUTPUT_VARIABLE linked)
   if(NOT linked MATCHES "libballast\\.so")
@@ -98,4 +111,30 @@ if(EXISTS ${WORK_DIR}/prefix/lib/pkgconfig/ballast-mpi.pc)
     message(FATAL_ERROR "the pkg-config ballast-mpi consumer failed (${rc}): ${out}${err}")
   endif()
   message(STATUS "pkg-config ballast-mpi consumer ran: ${out}")
+endif()
+
+# With NCCL, the ballast::nccl program built with `pkg-config --cflags --libs ballast-nccl
+# ballast-mpi` alone.
+if(EXISTS ${WORK_DIR}/prefix/lib/pkgconfig/ballast-nccl.pc)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${WORK_DIR}/prefix/lib/pkgconfig
+                          pkg-config --cflags --libs ballast-nccl ballast-mpi
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE flags ERROR_VARIABLE err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(rc)
+    message(FATAL_ERROR "pkg-config --cflags --libs ballast-nccl failed: ${err}")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  execute_process(COMMAND ${CXX} ${CONSUMER_SOURCE_DIR}/nccl_main.cpp
+                          -o ${WORK_DIR}/pc_nccl_consumer ${flags}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "building with ballast-nccl's pkg-config flags failed: ${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${WORK_DIR}/prefix/lib
+                          ${WORK_DIR}/pc_nccl_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                          ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "nccl communicator: ")
+    message(FATAL_ERROR "the pkg-config ballast-nccl consumer failed (${rc}): ${out}${err}")
+  endif()
+  message(STATUS "pkg-config ballast-nccl consumer ran: ${out}")
 endif()
