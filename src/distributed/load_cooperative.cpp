@@ -99,8 +99,9 @@ ShardDims agreed_shard_dims(Communicator& comm, const std::vector<TensorSpec>& s
   }
   ShardDims out;
   std::string text;
+  const bool exchanges_shards = comm.has_alltoallv();
   for (const auto& [name, d] : dims)
-    if (d && comm.has_alltoallv()) {
+    if (d && exchanges_shards) {
       out.emplace(name, *d);
       text += fmt::format("{}:{};", name, *d);
     }
