@@ -1,7 +1,8 @@
-// Cooperative loads into device memory under a real mpirun (tests/support/cooperative_device_rank):
-// on the CPU, the host-memory device backend stands in for cuda:0 and the ranks exchange its
-// memory over MPI, so load_cooperative's device routing (device round buffers, uploads of each
-// rank's part, device results, shards received alone) gives the bytes of a one-process load,
+// Cooperative loads into device memory under a real mpirun (ranks of
+// tests/support/cooperative_device_rank). On the CPU, the host-memory device backend stands in
+// for cuda:0 and the ranks exchange its memory over MPI, so load_cooperative's device routing
+// (device round buffers, uploads of each rank's part, device results, shards received alone)
+// gives the bytes of a one-process load, a rank that keeps shards receives no more than them,
 // and a spec it cannot serve on a device fails every rank with `unsupported`. On a machine with
 // GPUs, the NCCL communicator does the same with one rank per GPU (mpirun -np <GPUs>: one GPU
 // runs a single rank); without a GPU or NCCL that test skips.
@@ -15,6 +16,7 @@
 #include "ballast/ballast.hpp"
 #include "ballast/cuda.hpp"
 #include "ballast/hash.hpp"
+#include "ballast/tensor_parallel.hpp"
 #include "support/process.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
@@ -61,6 +63,26 @@ std::map<std::string, std::string> reference(const fs::path& file, std::optional
     out[name] = sha256_hex(*loader->load_tensor(spec));
   }
   return out;
+}
+
+// The stored bytes rank `rank` keeps with shards of `dim`: its chunk of each tensor with more
+// than `dim` dimensions, the others whole.
+uint64_t kept_bytes(int dim, int rank, int world) {
+  const std::map<std::string, std::pair<std::vector<int64_t>, uint64_t>> tensors = {
+      {"a.big", {{256, 1024}, 4}}, {"b.mid", {{100, 700}, 4}}, {"c.bias", {{1024}, 4}},
+      {"d.scalar", {{}, 4}},       {"e.small", {{3, 5}, 2}},   {"f.bf16", {{512, 512}, 2}}};
+  uint64_t kept = 0;
+  for (const auto& [name, t] : tensors) {
+    const auto& [shape, element] = t;
+    uint64_t n = element;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const bool cut = static_cast<int>(i) == dim;
+      const ChunkRange c = chunk_range(shape[i], rank, world);
+      n *= static_cast<uint64_t>(cut ? c.end - c.start : shape[i]);
+    }
+    kept += n;
+  }
+  return kept;
 }
 
 class CooperativeDevice : public ::testing::Test {
@@ -111,6 +133,9 @@ class CooperativeDevice : public ::testing::Test {
       std::map<std::string, std::string> got;
       for (const auto& [name, hash] : report.at("tensors").items()) got[name] = hash;
       EXPECT_EQ(got, expected);
+      if (dim) {
+        EXPECT_LE(report.at("received_bytes").get<uint64_t>(), kept_bytes(*dim, rank, ranks));
+      }
     }
   }
 
