@@ -15,12 +15,6 @@ install(TARGETS ${BALLAST_INSTALLED_LIBRARIES} EXPORT ballastTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# A static ballast with the CUDA backend links the device kernels' library into its users too.
-if(TARGET ballast_cuda_kernels)
-  install(TARGETS ballast_cuda_kernels EXPORT ballastTargets
-          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-endif()
 install(DIRECTORY include/ballast DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/include/ballast/version.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ballast)
@@ -50,9 +44,6 @@ if(URING_FOUND)
 endif()
 set(BALLAST_PC_EXTRA_LIBS "")
 if(BALLAST_HAVE_CUDA AND NOT BUILD_SHARED_LIBS)
-  if(TARGET ballast_cuda_kernels)
-    string(APPEND BALLAST_PC_EXTRA_LIBS " -lballast_cuda_kernels")
-  endif()
   string(APPEND BALLAST_PC_EXTRA_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt")
 endif()
 if(BALLAST_SANITIZE)
