@@ -310,6 +310,29 @@ inline std::vector<StridedCase> strided_cases() {
 inline const StridedCase kReversed = {
     "reversed", kStridedSourceElements - 1, {4, 6, 35}, {-210, -35, -1}};
 
+// The row-major strides of `shape` with every extent one larger: a scatter destination in which
+// a strided case's elements land apart from each other and from untouched elements.
+inline std::vector<int64_t> padded_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * (shape[d] + 1);
+  return strides;
+}
+inline size_t padded_elements(const Shape& shape) {
+  size_t n = 1;
+  for (int64_t extent : shape) n *= static_cast<size_t>(extent + 1);
+  return n;
+}
+// Where element k (row-major in shape) lands in the padded destination.
+inline size_t padded_offset(const Shape& shape, const std::vector<int64_t>& strides, uint64_t k) {
+  size_t offset = 0;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<uint64_t>(shape[d]);
+    offset += static_cast<size_t>(k % extent) * static_cast<size_t>(strides[d]);
+    k /= extent;
+  }
+  return offset;
+}
+
 // True when `bits` (one element of a float dtype) is a NaN.
 inline bool is_nan_bits(DType dtype, const std::byte* bits) {
   uint64_t v = 0;

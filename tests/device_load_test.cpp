@@ -1,9 +1,12 @@
 // Loads to a device through the loader, on the host-memory device backend standing in for
 // cuda:0: every read mode gives the bytes of a CPU load for many tensors (bigger than the
-// staging ring, tiny, zero-size) and for transforms (a cast on the device, a transpose and a
-// slice through the host), within the staging budget; streaming hands each tensor over
-// complete; a cancelled stream ends cleanly; the device arena places tensors in the caller's
-// block. Without a CUDA device, a cuda(n) load fails naming the device.
+// staging ring, tiny, zero-size) and for transforms (a cast on the device, a cast and a scale
+// through the host), within the staging budget; strided views (2-D and 3-D transposes, row,
+// column and uneven slices, with a cast to f32 / f16 / bf16 / fp8 or none) are scattered on the
+// device from their stored bytes, byte for byte as on the CPU, with no device memory beyond the
+// tensors and the ring's scratch; streaming hands each tensor over complete; a cancelled stream
+// ends cleanly; the device arena places tensors in the caller's block. Without a CUDA device, a
+// cuda(n) load fails naming the device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include "cuda/host_device_backend.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
+#include "transform/cast.hpp"
 
 namespace ballast::test {
 namespace {
@@ -98,7 +102,7 @@ TEST_F(DeviceLoadTest, EveryReadModeAndTransformGivesTheBytesOfACpuLoad) {
     }
 }
 
-TEST_F(DeviceLoadTest, ATransposeLoadsThroughTheHostAndMatches) {
+TEST_F(DeviceLoadTest, ATransposeAndCastLoadOnTheDeviceAndMatch) {
   auto backend = make_host_device_backend();
   auto loader = make_weight_loader(config(ReadMode::read, make_device_tensor_factory(backend)));
   const TensorSpec spec{.name = "big",
@@ -108,6 +112,102 @@ TEST_F(DeviceLoadTest, ATransposeLoadsThroughTheHostAndMatches) {
   TensorSpec on_cpu = spec;
   on_cpu.device = Device::cpu();
   expect_same(*backend, *loader->load_tensor(spec), *make_weight_loader()->load_tensor(on_cpu));
+}
+
+// f16 bytes of `values`.
+std::string f16_bytes(const std::vector<float>& values) {
+  std::string out(values.size() * 2, '\0');
+  cast_elements(DType::f32, reinterpret_cast<const std::byte*>(values.data()), DType::f16,
+                reinterpret_cast<std::byte*>(out.data()), values.size());
+  return out;
+}
+
+// Strided views on the device: the stored spans cross the bus, are cast and scattered there.
+class DeviceStridedLoadTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    write_file(path_,
+               safetensors_file({{"w", "F32", {96, 160}, f32_bytes(values(96 * 160, 1))},
+                                 {"h", "F16", {96, 160}, f16_bytes(values(96 * 160, -7))},
+                                 {"cube", "F32", {6, 40, 50}, f32_bytes(values(12000, 3))},
+                                 {"hcube", "F16", {6, 40, 50}, f16_bytes(values(12000, 2))}}));
+  }
+
+  // Loads `name` with `steps` to the host device backend and to the CPU: the same bytes, the
+  // device memory at most the tensor plus the ring's scratch (within the staging budget), and
+  // at most the tensor's stored bytes copied to the device. Returns the bytes copied.
+  uint64_t expect_device_load_matches(const std::string& name, std::vector<Transformation> steps) {
+    auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(20)});
+    auto loader = make_weight_loader({.read_mode = ReadMode::read,
+                                      .num_threads = 2,
+                                      .read_chunk_bytes = 16 << 10,
+                                      .max_staging_bytes = kStaging,
+                                      .factories = {make_device_tensor_factory(backend)}});
+    TensorSpec spec{.name = name,
+                    .device = Device::cuda(0),
+                    .source = WeightSource::file(path_),
+                    .transformations = std::move(steps)};
+    const auto got = loader->load_tensor(spec);
+    spec.device = Device::cpu();
+    const auto want = make_weight_loader()->load_tensor(spec);
+    EXPECT_EQ(got->dtype(), want->dtype());
+    EXPECT_EQ(got->shape(), want->shape());
+    EXPECT_EQ(got->nbytes(), want->nbytes());
+    std::vector<std::byte> back(got->nbytes());
+    backend->copy_to_host(back.data(), got->data(), got->nbytes());
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), want->data()));
+    const auto counters = host_device_counters(*backend);
+    EXPECT_LE(counters.peak_device_bytes, got->nbytes() + kStaging);
+    const TensorInfo stored = loader->get_metadata(WeightSource::file(path_)).tensors.at(name);
+    EXPECT_LE(counters.bytes_to_device, stored.nbytes);
+    return counters.bytes_to_device;
+  }
+
+  TempDir dir_;
+  std::filesystem::path path_ = dir_ / "strided.safetensors";
+};
+
+TEST_F(DeviceStridedLoadTest, TransposesAndSlicesMatchTheCpuLoad) {
+  const std::vector<std::vector<Transformation>> cases = {
+      {Transpose{0, 1}},
+      {Slice{1, 16, 48}},                     // columns
+      {Slice{1, 3, 157}},                     // uneven columns
+      {Slice{1, 150, 160}, Slice{0, 5, 91}},  // a narrow block
+      {Transpose{0, 1}, Slice{0, 7, 133}},
+  };
+  for (const auto& steps : cases) {
+    SCOPED_TRACE(to_string(steps.front()) + (steps.size() > 1 ? " + " + to_string(steps[1]) : ""));
+    expect_device_load_matches("w", steps);
+  }
+  const std::vector<std::vector<Transformation>> cube = {
+      {Transpose{0, 2}}, {Transpose{1, 2}},
+      {Transpose{0, 1}}, {Slice{1, 5, 33}},  // rows of 3-D
+      {Slice{2, 1, 49}}, {Transpose{0, 2}, Slice{1, 2, 39}, Slice{2, 1, 5}},
+  };
+  for (const auto& steps : cube) {
+    SCOPED_TRACE("cube " + to_string(steps.front()));
+    expect_device_load_matches("cube", steps);
+  }
+}
+
+TEST_F(DeviceStridedLoadTest, ACastAfterAStridedViewRunsOnTheDevice) {
+  for (DType to : {DType::f16, DType::bf16, DType::f8_e4m3, DType::f8_e5m2}) {
+    SCOPED_TRACE(dtype_name(to));
+    expect_device_load_matches("w", {Transpose{0, 1}, Cast{to}});
+    expect_device_load_matches("w", {Slice{1, 3, 101}, Cast{to}});
+    expect_device_load_matches("cube", {Transpose{0, 2}, Slice{0, 1, 47}, Cast{to}});
+  }
+}
+
+TEST_F(DeviceStridedLoadTest, TheStoredBytesCrossTheBusNotTheConverted) {
+  // f16 stored, f32 loaded: only the f16 bytes the view spans are copied to the device.
+  const uint64_t stored = 96 * 160 * 2;
+  EXPECT_EQ(expect_device_load_matches("h", {Transpose{0, 1}, Cast{DType::f32}}), stored);
+  EXPECT_LT(expect_device_load_matches("h", {Slice{0, 10, 50}, Slice{1, 8, 40}, Cast{DType::f32}}),
+            stored / 2);
+  EXPECT_EQ(expect_device_load_matches("hcube", {Transpose{0, 2}, Cast{DType::f32}}),
+            uint64_t{12000} * 2);
+  EXPECT_EQ(expect_device_load_matches("hcube", {Transpose{1, 2}}), uint64_t{12000} * 2);
 }
 
 TEST_F(DeviceLoadTest, StreamingHandsOverEachTensorComplete) {

@@ -113,6 +113,32 @@ class CudaBackend final : public DeviceBackend {
 #endif
   }
 
+  // Transposes and slices: the kernels library's strided scatter.
+  bool can_strided_copy(uint32_t element_size, size_t rank) const override {
+#if BALLAST_HAVE_CUDA_KERNELS
+    return rank >= 1 && rank <= static_cast<size_t>(cuda::kMaxStridedRank) &&
+           (element_size == 1 || element_size == 2 || element_size == 4 || element_size == 8 ||
+            element_size == 16);
+#else
+    (void)element_size, (void)rank;
+    return false;
+#endif
+  }
+  void strided_copy_async(const std::byte* src, std::byte* dst, uint32_t element_size,
+                          std::span<const int64_t> shape, std::span<const int64_t> src_strides,
+                          std::span<const int64_t> dst_strides, DeviceStream stream) override {
+    use_device();
+#if BALLAST_HAVE_CUDA_KERNELS
+    cuda::launch_strided_scatter(src, dst, element_size, shape, src_strides, dst_strides, stream);
+#else
+    (void)src, (void)dst, (void)element_size, (void)shape, (void)src_strides, (void)dst_strides,
+        (void)stream;
+    throw Error(ErrorCode::unsupported,
+                fmt::format("this build has no device kernels for strided copies on {}",
+                            to_string(device())));
+#endif
+  }
+
  protected:
   std::byte* allocate_pinned_memory(uint64_t nbytes) override {
     use_device();

@@ -1,8 +1,9 @@
 // DeviceBackend: the few device operations the host-to-device pipeline needs (device and pinned
-// host memory, asynchronous copies on streams, events, device-side casts), behind one
-// interface with two implementations: the CUDA runtime (cuda_backend.hpp) and host memory
-// standing in for a device (host_device_backend.hpp), which runs each stream's work on its own
-// thread so the pipeline's asynchrony and ordering are real when it is tested on the CPU.
+// host memory, asynchronous copies on streams, events, device-side casts and strided copies),
+// behind one interface with two implementations: the CUDA runtime (cuda_backend.hpp) and host
+// memory standing in for a device (host_device_backend.hpp), which runs each stream's work on
+// its own thread so the pipeline's asynchrony and ordering are real when it is tested on the
+// CPU.
 //
 // Streams and events are opaque handles (a cudaStream_t / cudaEvent_t for CUDA). Every call
 // that fails throws ballast::Error naming the device.
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "ballast/device.hpp"
 #include "ballast/dtype.hpp"
@@ -60,6 +62,17 @@ class DeviceBackend {
   virtual bool can_cast(DType from, DType to) const = 0;
   virtual void cast_async(DType from, const std::byte* src, DType to, std::byte* dst,
                           uint64_t count, DeviceStream stream) = 0;
+
+  // Device-side strided copies (transposes, slices): element (i0, i1, ...) of `shape` is read
+  // from src + sum(i_k * src_strides[k]) and written to dst + sum(i_k * dst_strides[k]),
+  // strides in elements of element_size bytes (src and dst in device memory, no two elements
+  // written to the same place), queued on `stream`. can_strided_copy false for that element
+  // size and rank: the caller gathers on the host before the upload.
+  virtual bool can_strided_copy(uint32_t element_size, size_t rank) const = 0;
+  virtual void strided_copy_async(const std::byte* src, std::byte* dst, uint32_t element_size,
+                                  std::span<const int64_t> shape,
+                                  std::span<const int64_t> src_strides,
+                                  std::span<const int64_t> dst_strides, DeviceStream stream) = 0;
 
  protected:
   virtual std::byte* allocate_pinned_memory(uint64_t nbytes) = 0;
