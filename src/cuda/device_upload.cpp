@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "cuda/strided_chunks.hpp"
 
@@ -89,9 +90,9 @@ bool DeviceUploader::can_upload_strided(DType stored, size_t rank,
                    backend_->can_cast(cast->from, cast->to));
 }
 
-void DeviceUploader::upload_strided(const HostFill& fill, DType stored, const Shape& shape,
-                                    std::span<const int64_t> strides, std::byte* dst,
-                                    std::optional<DeviceCast> cast) {
+void DeviceUploader::upload_strided(const ChunkFill& fill, ChunkLayout layout, DType stored,
+                                    const Shape& shape, std::span<const int64_t> strides,
+                                    std::byte* dst, std::optional<DeviceCast> cast) {
   const uint32_t in = dtype_element_size(stored);
   const uint32_t out = cast ? dtype_element_size(cast->to) : in;
   // A chunk's span, and its converted elements after it when cast, fit one slot's scratch.
@@ -100,17 +101,23 @@ void DeviceUploader::upload_strided(const HostFill& fill, DType stored, const Sh
   const StridedChunks chunks(shape, strides, max_span);
   run_chunks(chunks.count(), [&](uint64_t i, StagingSlot& slot, DeviceStream stream) {
     const StridedChunk c = chunks.at(i);
-    fill(c.src_offset * in, {slot.host, c.span * in});
+    // Packed: the chunk's elements in row-major order, read through row-major strides.
+    std::vector<int64_t> packed(c.shape.size(), 1);
+    for (size_t d = c.shape.size(); d-- > 1;) packed[d - 1] = packed[d] * c.shape[d];
+    const uint64_t elements =
+        layout == ChunkLayout::span ? c.span : static_cast<uint64_t>(packed[0] * c.shape[0]);
+    fill(c, {slot.host, elements * in});
     std::byte* scratch = ring_.scratch(slot);
-    backend_->copy_to_device_async(scratch, slot.host, c.span * in, stream);
-    const std::byte* elements = scratch;
+    backend_->copy_to_device_async(scratch, slot.host, elements * in, stream);
+    const std::byte* source = scratch;
     if (cast) {
-      std::byte* converted = scratch + (c.span * in + kConvertedAlignment - 1) /
+      std::byte* converted = scratch + (elements * in + kConvertedAlignment - 1) /
                                            kConvertedAlignment * kConvertedAlignment;
-      backend_->cast_async(cast->from, scratch, cast->to, converted, c.span, stream);
-      elements = converted;
+      backend_->cast_async(cast->from, scratch, cast->to, converted, elements, stream);
+      source = converted;
     }
-    backend_->strided_copy_async(elements, dst + c.dst_offset * out, out, c.shape, strides,
+    backend_->strided_copy_async(source, dst + c.dst_offset * out, out, c.shape,
+                                 layout == ChunkLayout::span ? strides : packed,
                                  chunks.dst_strides(), stream);
   });
 }

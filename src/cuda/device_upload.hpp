@@ -20,6 +20,7 @@
 #include "ballast/tensor.hpp"
 #include "cuda/device_backend.hpp"
 #include "cuda/staging_ring.hpp"
+#include "cuda/strided_chunks.hpp"
 
 namespace ballast {
 
@@ -62,13 +63,19 @@ class DeviceUploader {
   // `cast` when set, to the device.
   bool can_upload_strided(DType stored, size_t rank, std::optional<DeviceCast> cast) const;
 
+  // How a strided chunk's stored bytes lie in its slot: the span it covers as stored (the
+  // elements between the chunk's too), or only its elements, packed in row-major order.
+  enum class ChunkLayout { span, packed };
+  // Produces a chunk's stored bytes, laid out as asked, into `out` (sized for them).
+  using ChunkFill = std::function<void(const StridedChunk& chunk, std::span<std::byte> out)>;
+
   // Writes a strided view (shape and strides in elements of `stored`, positive where the extent
   // is above 1) to dst densely, row-major, cast on the device when `cast` is set: chunk by
-  // chunk (strided_chunks.hpp), `fill` produces the stored bytes a chunk spans (offsets from
-  // the view's first element) into a slot, they are copied into the slot's device scratch
-  // (cast there, into the scratch's second part), and scattered into place. Device memory
-  // beyond dst: the slots' scratch only. Returns and fails as `upload`.
-  void upload_strided(const HostFill& fill, DType stored, const Shape& shape,
+  // chunk (strided_chunks.hpp), `fill` produces a chunk's stored bytes into a slot, they are
+  // copied into the slot's device scratch (cast there, into the scratch's second part), and
+  // scattered into place. Device memory beyond dst: the slots' scratch only. Returns and fails
+  // as `upload`.
+  void upload_strided(const ChunkFill& fill, ChunkLayout layout, DType stored, const Shape& shape,
                       std::span<const int64_t> strides, std::byte* dst,
                       std::optional<DeviceCast> cast = std::nullopt);
 

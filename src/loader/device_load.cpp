@@ -1,11 +1,13 @@
 // Device loads through the pipeline (see device_load.hpp).
 #include "loader/device_load.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "ballast/error.hpp"
 #include "io/read_engine.hpp"
+#include "loader/view_reads.hpp"
 
 namespace ballast {
 namespace {
@@ -45,6 +47,32 @@ bool scatters_on_device(const LoadPlan& plan, const DeviceUploader& uploader) {
   return uploader.can_upload_strided(view.dtype, view.shape.size(), cast);
 }
 
+// A strided view's chunks: a view whose rows are runs (a column slice) reads only its runs, as
+// a CPU load does (runs a small gap apart read as one range), packed into the slot; any other
+// (a transpose) reads each chunk's stored span whole.
+void upload_view(const View& view, DeviceUploader& uploader, std::byte* dst,
+                 std::optional<DeviceCast> cast, const ReadEngineOptions& io) {
+  const uint64_t element = dtype_element_size(view.dtype);
+  if (!readable_by_runs(view)) {
+    uploader.upload_strided(
+        [&](const StridedChunk& chunk, std::span<std::byte> out) {
+          read_into(*view.data, view.offset + chunk.src_offset * element, out, io);
+        },
+        DeviceUploader::ChunkLayout::span, view.dtype, view.shape, view.strides, dst, cast);
+    return;
+  }
+  CoalesceLimits limits;
+  limits.max_span_bytes = std::max<uint64_t>(io.staging_bytes_per_thread, 1);
+  uploader.upload_strided(
+      [&](const StridedChunk& chunk, std::span<std::byte> out) {
+        View part = view;
+        part.offset = view.offset + chunk.src_offset * element;
+        part.shape = chunk.shape;
+        read_view_runs(part, out.data(), limits, io);
+      },
+      DeviceUploader::ChunkLayout::packed, view.dtype, view.shape, view.strides, dst, cast);
+}
+
 }  // namespace
 
 DeviceUploader& DeviceUploads::uploader_for(const std::shared_ptr<DeviceBackend>& backend) {
@@ -60,15 +88,14 @@ TensorRef load_to_device(const PreparedLoad& p, DeviceTensorFactory& factory,
   if (plan.quantize) throw Error(ErrorCode::unsupported, "quantized bundles load to the host only");
   auto storage = factory.allocate(plan.out_nbytes, host.alignment);
   const View& view = plan.view;
-  const HostFill read = [&](uint64_t at, std::span<std::byte> out) {
-    read_into(*view.data, view.offset + at, out, host.io);
-  };
   if (reads_straight_to_device(plan, uploader)) {
-    uploader.upload(read, *dtype_bytes_for(view.dtype, view.numel()), storage->data(),
-                    single_cast(plan));
+    uploader.upload(
+        [&](uint64_t at, std::span<std::byte> out) {
+          read_into(*view.data, view.offset + at, out, host.io);
+        },
+        *dtype_bytes_for(view.dtype, view.numel()), storage->data(), single_cast(plan));
   } else if (scatters_on_device(plan, uploader)) {
-    uploader.upload_strided(read, view.dtype, view.shape, view.strides, storage->data(),
-                            single_cast(plan));
+    upload_view(view, uploader, storage->data(), single_cast(plan), host.io);
   } else {
     auto tensor = materialize(plan, p.name, host);
     const std::byte* bytes = tensor->data();
