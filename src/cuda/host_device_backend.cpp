@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ballast/error.hpp"
+#include "cuda/kernels/checkpoint_math.cuh"
 #include "cuda/kernels/strided_layout.cuh"
 #include "transform/cast.hpp"
 
@@ -195,6 +196,19 @@ class HostDeviceBackend final : public DeviceBackend {
     });
   }
 
+  bool can_dequantize(const DeviceQuantizedParts&, DType to) const override {
+    return to == DType::f32 || to == DType::f16 || to == DType::bf16;
+  }
+  void dequantize_async(const DeviceQuantizedParts& parts, DType to, std::byte* dst,
+                        DeviceStream stream) override {
+    if (!can_dequantize(parts, to))
+      throw Error(ErrorCode::unsupported,
+                  "dequantization writes f32, f16 or bf16, not " + std::string(dtype_name(to)));
+    static_cast<HostStream*>(stream)->enqueue([parts, to, dst] {
+      std::visit([&](const auto& p) { dequantize_all(p, to, dst); }, parts);
+    });
+  }
+
  protected:
   std::byte* allocate_pinned_memory(uint64_t nbytes) override { return allocate_aligned(nbytes); }
   void free_pinned_memory(std::byte* memory) noexcept override { free_aligned(memory); }
@@ -212,6 +226,29 @@ class HostDeviceBackend final : public DeviceBackend {
     const auto* from = reinterpret_cast<const Element*>(src);
     auto* to = reinterpret_cast<Element*>(dst);
     for (uint64_t i = 0; i < n; ++i) cuda::strided_scatter_element(layout, from, to, i);
+  }
+
+  // The device kernels' loops, one element of the dense weight at a time.
+  template <typename Parts, float (*Element)(const Parts&, int64_t, int64_t)>
+  static void dequantize_each(const Parts& parts, DType to, std::byte* dst) {
+    const auto n = static_cast<uint64_t>(parts.out) * static_cast<uint64_t>(parts.in);
+    for (uint64_t k = 0; k < n; ++k)
+      cuda::dequantize_dense_element<Parts, Element>(parts, to, dst, k);
+  }
+  static void dequantize_all(const cuda::GptqParts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::GptqParts, cuda::gptq_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::AwqParts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::AwqParts, cuda::awq_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::Fp8Parts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::Fp8Parts, cuda::fp8_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::Int8Parts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::Int8Parts, cuda::int8_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::Int4Parts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::Int4Parts, cuda::int4_element>(p, to, dst);
   }
 
   void count_to_device(uint64_t n) {
