@@ -2,7 +2,8 @@
 // kernels' element math, cuda_kernels_device_test on a GPU): every bit pattern of the narrow
 // types, edges, rounding midpoints and random patterns of the wide ones, GGUF blocks (random
 // and the golden corpus's real ones), GPTQ / AWQ / FP8 parts from ballast's own quantizers,
-// and strided views. Deterministic: fixed seeds.
+// and strided views; the device load suites write their quantized checkpoints from the same
+// parts. Deterministic: fixed seeds.
 #pragma once
 
 #include <cmath>
