@@ -138,9 +138,10 @@ class DeviceStridedLoadTest : public testing::Test {
   // Loads `name` with `steps` to the host device backend and to the CPU: the same bytes, the
   // device memory at most the tensor plus the ring's scratch (within the staging budget), and
   // at most the tensor's stored bytes copied to the device. Returns the bytes copied.
-  uint64_t expect_device_load_matches(const std::string& name, std::vector<Transformation> steps) {
+  uint64_t expect_device_load_matches(const std::string& name, std::vector<Transformation> steps,
+                                      ReadMode mode = ReadMode::read) {
     auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(20)});
-    auto loader = make_weight_loader({.read_mode = ReadMode::read,
+    auto loader = make_weight_loader({.read_mode = mode,
                                       .num_threads = 2,
                                       .read_chunk_bytes = 16 << 10,
                                       .max_staging_bytes = kStaging,
@@ -198,6 +199,14 @@ TEST_F(DeviceStridedLoadTest, ACastAfterAStridedViewRunsOnTheDevice) {
     expect_device_load_matches("w", {Transpose{0, 1}, Cast{to}});
     expect_device_load_matches("w", {Slice{1, 3, 101}, Cast{to}});
     expect_device_load_matches("cube", {Transpose{0, 2}, Slice{0, 1, 47}, Cast{to}});
+  }
+}
+
+TEST_F(DeviceStridedLoadTest, EveryReadModeScattersTheSameBytes) {
+  for (ReadMode mode : {ReadMode::automatic, ReadMode::io_uring, ReadMode::direct}) {
+    SCOPED_TRACE(read_mode_name(mode));
+    expect_device_load_matches("h", {Transpose{0, 1}, Cast{DType::f32}}, mode);
+    expect_device_load_matches("cube", {Slice{2, 3, 41}, Cast{DType::bf16}}, mode);
   }
 }
 
