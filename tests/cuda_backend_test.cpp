@@ -1,7 +1,9 @@
 // The CUDA backend on a real GPU (skipped with "no CUDA device" elsewhere): pinned staging and
 // async copies through the pipeline give the bytes of a CPU load for plain tensors, device
-// casts and host-side transforms; the device arena places tensors in the caller's cudaMalloc'd
-// block; pinned memory stays within the staging budget. scripts/gpu_check.sh runs it.
+// casts, transposes and slices scattered on the device (with and without a cast) and
+// host-side transforms; quantized checkpoints dequantize on the device as on the CPU; the
+// device arena places tensors in the caller's cudaMalloc'd block; pinned memory stays within
+// the staging budget. scripts/gpu_check.sh runs it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "ballast/cuda.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_tensor_factory.hpp"
+#include "cuda_kernels_inputs.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
 
@@ -70,6 +73,54 @@ TEST_F(CudaBackendTest, LoadsGiveTheBytesOfACpuLoad) {
       for (size_t i = 0; i < got.size(); ++i) expect_same(*got[i], *want[i]);
     }
   EXPECT_LE(cuda_backend(0)->peak_pinned_bytes(), kStaging);
+}
+
+TEST_F(CudaBackendTest, StridedViewsScatterOnTheDeviceAsACpuLoadGathers) {
+  std::vector<float> v(96 * 40 * 50);
+  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>((k * 37) % 4093) * 0.25f - 500;
+  const auto path = dir_ / "strided.safetensors";
+  write_file(path, safetensors_file({{"w", "F32", {1920, 100}, f32_bytes(v)},
+                                     {"cube", "F32", {96, 40, 50}, f32_bytes(v)}}));
+  const std::vector<std::pair<std::string, std::vector<Transformation>>> cases = {
+      {"w", {Transpose{0, 1}}},
+      {"w", {Transpose{0, 1}, Cast{DType::bf16}}},
+      {"w", {Slice{1, 3, 97}, Cast{DType::f8_e4m3}}},
+      {"cube", {Transpose{0, 2}, Cast{DType::f16}}},
+      {"cube", {Slice{1, 5, 33}, Slice{2, 1, 49}}},
+  };
+  // A small ring: many chunks a tensor.
+  auto loader = make_weight_loader(
+      {.num_threads = 4, .read_chunk_bytes = 64 << 10, .max_staging_bytes = 256 << 10});
+  for (const auto& [name, steps] : cases) {
+    SCOPED_TRACE(name + " " + to_string(steps.front()));
+    TensorSpec spec{.name = name,
+                    .device = Device::cuda(0),
+                    .source = WeightSource::file(path),
+                    .transformations = steps};
+    const auto got = loader->load_tensor(spec);
+    spec.device = Device::cpu();
+    expect_same(*got, *make_weight_loader()->load_tensor(spec));
+  }
+}
+
+TEST_F(CudaBackendTest, QuantizedCheckpointsDequantizeOnTheDevice) {
+  const auto parts = test::quantized_parts(test::gptq_configs()[3], 64, 256, 11);  // 3 bits, g_idx
+  std::vector<StTensor> tensors;
+  for (const auto& [name, t] : parts)
+    tensors.push_back({"layer." + name, t->dtype() == DType::f16 ? "F16" : "I32", t->shape(),
+                       std::string(reinterpret_cast<const char*>(t->data()), t->nbytes())});
+  const auto path = dir_ / "gptq.safetensors";
+  write_file(path, safetensors_file(tensors));
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+    DequantizeSpec spec{.source = WeightSource::file(path),
+                        .base = "layer",
+                        .scheme = QuantizeConfig::Scheme::gptq,
+                        .dtype = dtype,
+                        .device = Device::cuda(0)};
+    const auto got = load_dequantized(*make_weight_loader(), spec);
+    spec.device = Device::cpu();
+    expect_same(*got, *load_dequantized(*make_weight_loader(), spec));
+  }
 }
 
 TEST_F(CudaBackendTest, TheArenaPlacesTensorsInTheCallersBlock) {

@@ -314,6 +314,39 @@ TEST_F(CudaKernelsDevice, StridedCopiesGatherWhatStridedGatherGathers) {
   }
 }
 
+TEST_F(CudaKernelsDevice, StridedScattersPlaceWhatStridedGatherGathers) {
+  for (uint32_t bytes : {1u, 2u, 4u, 8u, 16u}) {
+    std::vector<uint8_t> source(test::kStridedSourceElements * bytes);
+    for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint8_t>(k * 131 + 7);
+    const DeviceBuffer device_source(source);
+    for (const auto& c : test::strided_cases()) {
+      SCOPED_TRACE(c.name + ", " + std::to_string(bytes) + "-byte elements");
+      const auto padded = test::padded_strides(c.shape);
+      std::vector<std::byte> expected(test::padded_elements(c.shape) * bytes);
+      uint64_t n = 1;
+      for (int64_t extent : c.shape) n *= static_cast<uint64_t>(extent);
+      for (uint64_t k = 0; k < n; ++k) {
+        const auto from = static_cast<int64_t>(c.offset) + [&] {
+          int64_t at = 0;
+          uint64_t rest = k;
+          for (size_t d = c.shape.size(); d-- > 0;) {
+            at += static_cast<int64_t>(rest % static_cast<uint64_t>(c.shape[d])) * c.strides[d];
+            rest /= static_cast<uint64_t>(c.shape[d]);
+          }
+          return at;
+        }();
+        std::memcpy(expected.data() + test::padded_offset(c.shape, padded, k) * bytes,
+                    source.data() + from * bytes, bytes);
+      }
+      DeviceBuffer dst(expected.size());  // zeros where nothing lands, as in `expected`
+      cuda::launch_strided_scatter(device_source.as<uint8_t>() + c.offset * bytes, dst.get(), bytes,
+                                   c.shape, c.strides, padded, stream());
+      finish();
+      EXPECT_EQ(first_difference(dst.download(), expected, bytes), "");
+    }
+  }
+}
+
 TEST_F(CudaKernelsDevice, NegativeStridesReadBackwards) {
   const auto& c = test::kReversed;
   std::vector<uint32_t> source(test::kStridedSourceElements);
@@ -366,6 +399,13 @@ TEST(CudaKernelsArguments, UnsupportedRequestsThrowBeforeLaunching) {
   const std::vector<int64_t> one = {1};
   EXPECT_EQ(code_of([&] { cuda::launch_strided_copy(nullptr, nullptr, 3, one, one, nullptr); }),
             ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] {
+              cuda::launch_strided_scatter(nullptr, nullptr, 4, nine, nine, nine, nullptr);
+            }),
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(
+      code_of([&] { cuda::launch_strided_scatter(nullptr, nullptr, 4, one, one, nine, nullptr); }),
+      ErrorCode::invalid_argument);
   EXPECT_EQ(code_of([] {
               cuda::launch_gptq_dequantize({.out = 64, .in = 256, .groups = 8, .bits = 5},
                                            DType::f16, nullptr, nullptr);

@@ -2,7 +2,8 @@
 // kernels' element math, cuda_kernels_device_test on a GPU): every bit pattern of the narrow
 // types, edges, rounding midpoints and random patterns of the wide ones, GGUF blocks (random
 // and the golden corpus's real ones), GPTQ / AWQ / FP8 parts from ballast's own quantizers,
-// and strided views. Deterministic: fixed seeds.
+// and strided views; the device load suites write their quantized checkpoints from the same
+// parts. Deterministic: fixed seeds.
 #pragma once
 
 #include <cmath>
@@ -309,6 +310,29 @@ inline std::vector<StridedCase> strided_cases() {
 // A view of the whole buffer backwards: element k is source element 839 - k.
 inline const StridedCase kReversed = {
     "reversed", kStridedSourceElements - 1, {4, 6, 35}, {-210, -35, -1}};
+
+// The row-major strides of `shape` with every extent one larger: a scatter destination in which
+// a strided case's elements land apart from each other and from untouched elements.
+inline std::vector<int64_t> padded_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * (shape[d] + 1);
+  return strides;
+}
+inline size_t padded_elements(const Shape& shape) {
+  size_t n = 1;
+  for (int64_t extent : shape) n *= static_cast<size_t>(extent + 1);
+  return n;
+}
+// Where element k (row-major in shape) lands in the padded destination.
+inline size_t padded_offset(const Shape& shape, const std::vector<int64_t>& strides, uint64_t k) {
+  size_t offset = 0;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<uint64_t>(shape[d]);
+    offset += static_cast<size_t>(k % extent) * static_cast<size_t>(strides[d]);
+    k /= extent;
+  }
+  return offset;
+}
 
 // True when `bits` (one element of a float dtype) is a NaN.
 inline bool is_nan_bits(DType dtype, const std::byte* bits) {

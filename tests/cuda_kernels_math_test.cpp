@@ -286,6 +286,33 @@ TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
   }
 }
 
+TEST(CudaKernelsMath, StridedScattersPlaceWhatStridedGatherGathers) {
+  std::vector<uint32_t> source(test::kStridedSourceElements);
+  for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint32_t>(k * 2654435761u);
+  const auto* memory = reinterpret_cast<const std::byte*>(source.data());
+  for (const auto& c : test::strided_cases()) {
+    SCOPED_TRACE(c.name);
+    View view;
+    view.offset = static_cast<uint64_t>(c.offset) * 4;
+    view.dtype = DType::u32;
+    view.shape = c.shape;
+    view.strides = c.strides;
+    const uint64_t n = view.numel();
+    std::vector<uint32_t> gathered(n);
+    StridedGather(view, memory).gather(0, n, reinterpret_cast<std::byte*>(gathered.data()));
+    // The destination: a row-major tensor one element larger in every dimension.
+    const auto padded = test::padded_strides(c.shape);
+    std::vector<uint32_t> expected(test::padded_elements(c.shape), 0xFFFFFFFFu);
+    std::vector<uint32_t> scattered = expected;
+    for (uint64_t k = 0; k < n; ++k)
+      expected[test::padded_offset(c.shape, padded, k)] = gathered[k];
+    const auto layout = cuda::simplify_pair_layout(c.shape, c.strides, padded);
+    for (uint64_t k = 0; k < n; ++k)
+      cuda::strided_scatter_element(layout, source.data() + c.offset, scattered.data(), k);
+    EXPECT_EQ(scattered, expected);
+  }
+}
+
 TEST(CudaKernelsMath, NegativeStridesReadBackwards) {
   const auto& c = test::kReversed;
   std::vector<uint32_t> source(test::kStridedSourceElements), gathered(source.size());

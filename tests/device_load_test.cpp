@@ -1,7 +1,11 @@
 // Loads to a device through the loader, on the host-memory device backend standing in for
 // cuda:0: every read mode gives the bytes of a CPU load for many tensors (bigger than the
-// staging ring, tiny, zero-size) and for transforms (a cast on the device, a transpose and a
-// slice through the host), within the staging budget; streaming hands each tensor over
+// staging ring, tiny, zero-size) and for transforms (a cast on the device, a cast and a scale
+// through the host), within the staging budget; strided views (2-D and 3-D transposes, row,
+// column and uneven slices, with a cast to f32 / f16 / bf16 / fp8 or none) are scattered on the
+// device from their stored bytes, byte for byte as on the CPU, with no device memory beyond the
+// tensors and the ring's scratch; GPTQ, AWQ, FP8 (block scales), int8 and int4 checkpoints are
+// uploaded packed and dequantized on the device as on the CPU; streaming hands each tensor over
 // complete; a cancelled stream ends cleanly; the device arena places tensors in the caller's
 // block. Without a CUDA device, a cuda(n) load fails naming the device.
 #include <gtest/gtest.h>
@@ -15,8 +19,10 @@
 #include "ballast/cuda.hpp"
 #include "cuda/device_tensor_factory.hpp"
 #include "cuda/host_device_backend.hpp"
+#include "cuda_kernels_inputs.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
+#include "transform/cast.hpp"
 
 namespace ballast::test {
 namespace {
@@ -98,7 +104,7 @@ TEST_F(DeviceLoadTest, EveryReadModeAndTransformGivesTheBytesOfACpuLoad) {
     }
 }
 
-TEST_F(DeviceLoadTest, ATransposeLoadsThroughTheHostAndMatches) {
+TEST_F(DeviceLoadTest, ATransposeAndCastLoadOnTheDeviceAndMatch) {
   auto backend = make_host_device_backend();
   auto loader = make_weight_loader(config(ReadMode::read, make_device_tensor_factory(backend)));
   const TensorSpec spec{.name = "big",
@@ -108,6 +114,237 @@ TEST_F(DeviceLoadTest, ATransposeLoadsThroughTheHostAndMatches) {
   TensorSpec on_cpu = spec;
   on_cpu.device = Device::cpu();
   expect_same(*backend, *loader->load_tensor(spec), *make_weight_loader()->load_tensor(on_cpu));
+}
+
+// f16 bytes of `values`.
+std::string f16_bytes(const std::vector<float>& values) {
+  std::string out(values.size() * 2, '\0');
+  cast_elements(DType::f32, reinterpret_cast<const std::byte*>(values.data()), DType::f16,
+                reinterpret_cast<std::byte*>(out.data()), values.size());
+  return out;
+}
+
+// Strided views on the device: the stored spans cross the bus, are cast and scattered there.
+class DeviceStridedLoadTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    write_file(path_,
+               safetensors_file({{"w", "F32", {96, 160}, f32_bytes(values(96 * 160, 1))},
+                                 {"h", "F16", {96, 160}, f16_bytes(values(96 * 160, -7))},
+                                 {"cube", "F32", {6, 40, 50}, f32_bytes(values(12000, 3))},
+                                 {"hcube", "F16", {6, 40, 50}, f16_bytes(values(12000, 2))}}));
+  }
+
+  // Loads `name` with `steps` to the host device backend and to the CPU: the same bytes, the
+  // device memory at most the tensor plus the ring's scratch (within the staging budget), and
+  // at most the tensor's stored bytes copied to the device. Returns the bytes copied.
+  uint64_t expect_device_load_matches(const std::string& name, std::vector<Transformation> steps,
+                                      ReadMode mode = ReadMode::read) {
+    auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(20)});
+    auto loader = make_weight_loader({.read_mode = mode,
+                                      .num_threads = 2,
+                                      .read_chunk_bytes = 16 << 10,
+                                      .max_staging_bytes = kStaging,
+                                      .factories = {make_device_tensor_factory(backend)}});
+    TensorSpec spec{.name = name,
+                    .device = Device::cuda(0),
+                    .source = WeightSource::file(path_),
+                    .transformations = std::move(steps)};
+    const auto got = loader->load_tensor(spec);
+    spec.device = Device::cpu();
+    const auto want = make_weight_loader()->load_tensor(spec);
+    EXPECT_EQ(got->dtype(), want->dtype());
+    EXPECT_EQ(got->shape(), want->shape());
+    EXPECT_EQ(got->nbytes(), want->nbytes());
+    std::vector<std::byte> back(got->nbytes());
+    backend->copy_to_host(back.data(), got->data(), got->nbytes());
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), want->data()));
+    const auto counters = host_device_counters(*backend);
+    EXPECT_LE(counters.peak_device_bytes, got->nbytes() + kStaging);
+    const TensorInfo stored = loader->get_metadata(WeightSource::file(path_)).tensors.at(name);
+    EXPECT_LE(counters.bytes_to_device, stored.nbytes);
+    return counters.bytes_to_device;
+  }
+
+  TempDir dir_;
+  std::filesystem::path path_ = dir_ / "strided.safetensors";
+};
+
+TEST_F(DeviceStridedLoadTest, TransposesAndSlicesMatchTheCpuLoad) {
+  const std::vector<std::vector<Transformation>> cases = {
+      {Transpose{0, 1}},
+      {Slice{1, 16, 48}},                     // columns
+      {Slice{1, 3, 157}},                     // uneven columns
+      {Slice{1, 150, 160}, Slice{0, 5, 91}},  // a narrow block
+      {Transpose{0, 1}, Slice{0, 7, 133}},
+  };
+  for (const auto& steps : cases) {
+    SCOPED_TRACE(to_string(steps.front()) + (steps.size() > 1 ? " + " + to_string(steps[1]) : ""));
+    expect_device_load_matches("w", steps);
+  }
+  const std::vector<std::vector<Transformation>> cube = {
+      {Transpose{0, 2}}, {Transpose{1, 2}},
+      {Transpose{0, 1}}, {Slice{1, 5, 33}},  // rows of 3-D
+      {Slice{2, 1, 49}}, {Transpose{0, 2}, Slice{1, 2, 39}, Slice{2, 1, 5}},
+  };
+  for (const auto& steps : cube) {
+    SCOPED_TRACE("cube " + to_string(steps.front()));
+    expect_device_load_matches("cube", steps);
+  }
+}
+
+TEST_F(DeviceStridedLoadTest, ACastAfterAStridedViewRunsOnTheDevice) {
+  for (DType to : {DType::f16, DType::bf16, DType::f8_e4m3, DType::f8_e5m2}) {
+    SCOPED_TRACE(dtype_name(to));
+    expect_device_load_matches("w", {Transpose{0, 1}, Cast{to}});
+    expect_device_load_matches("w", {Slice{1, 3, 101}, Cast{to}});
+    expect_device_load_matches("cube", {Transpose{0, 2}, Slice{0, 1, 47}, Cast{to}});
+  }
+}
+
+TEST_F(DeviceStridedLoadTest, EveryReadModeScattersTheSameBytes) {
+  for (ReadMode mode : {ReadMode::automatic, ReadMode::io_uring, ReadMode::direct}) {
+    SCOPED_TRACE(read_mode_name(mode));
+    expect_device_load_matches("h", {Transpose{0, 1}, Cast{DType::f32}}, mode);
+    expect_device_load_matches("cube", {Slice{2, 3, 41}, Cast{DType::bf16}}, mode);
+  }
+}
+
+TEST_F(DeviceStridedLoadTest, TheStoredBytesCrossTheBusNotTheConverted) {
+  // f16 stored, f32 loaded: only f16 bytes are copied to the device; a transpose's whole
+  // stored spans, a column slice's runs only.
+  const uint64_t stored = 96 * 160 * 2;
+  EXPECT_EQ(expect_device_load_matches("h", {Transpose{0, 1}, Cast{DType::f32}}), stored);
+  EXPECT_EQ(expect_device_load_matches("h", {Slice{0, 10, 50}, Slice{1, 8, 40}, Cast{DType::f32}}),
+            uint64_t{40} * 32 * 2);
+  EXPECT_EQ(expect_device_load_matches("hcube", {Slice{2, 1, 49}, Cast{DType::bf16}}),
+            uint64_t{6} * 40 * 48 * 2);
+  EXPECT_EQ(expect_device_load_matches("hcube", {Transpose{0, 2}, Cast{DType::f32}}),
+            uint64_t{12000} * 2);
+  EXPECT_EQ(expect_device_load_matches("hcube", {Transpose{1, 2}}), uint64_t{12000} * 2);
+}
+
+// Quantized checkpoints dequantized on the device: the parts cross the bus packed.
+class DeviceLoadDequantizedTest : public testing::Test {
+ protected:
+  static const char* st_dtype(DType dtype) {
+    switch (dtype) {
+      case DType::i32: return "I32";
+      case DType::u32: return "U32";
+      case DType::i64: return "I64";
+      case DType::i8: return "I8";
+      case DType::u8: return "U8";
+      case DType::f16: return "F16";
+      case DType::bf16: return "BF16";
+      case DType::f8_e4m3: return "F8_E4M3";
+      case DType::f8_e5m2: return "F8_E5M2";
+      default: return "F32";
+    }
+  }
+
+  // Writes `parts` as "layer.<stored name>" tensors and loads them dequantized to the host
+  // device backend and to the CPU, in each dense dtype: the same bytes; no more copied to the
+  // device than the parts hold, nor more device memory than the parts and the dense tensor.
+  void expect_device_matches(QuantizeConfig::Scheme scheme, const NamedParts& parts,
+                             const std::string& tag) {
+    std::vector<StTensor> tensors;
+    uint64_t part_bytes = 0;
+    for (const auto& [name, t] : parts) {
+      const bool fp8 = scheme == QuantizeConfig::Scheme::fp8;
+      const std::string stored = fp8 && name == "qweight" ? "weight"
+                                 : fp8 && name == "scale" ? "weight_scale"
+                                                          : name;
+      tensors.push_back({"layer." + stored, st_dtype(t->dtype()), t->shape(),
+                         std::string(reinterpret_cast<const char*>(t->data()), t->nbytes())});
+      part_bytes += t->nbytes();
+    }
+    const auto path = dir_ / (tag + ".safetensors");
+    write_file(path, safetensors_file(tensors));
+    for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      SCOPED_TRACE(tag + " to " + std::string(dtype_name(dtype)));
+      auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(20)});
+      auto loader = make_weight_loader({.read_mode = ReadMode::read,
+                                        .num_threads = 2,
+                                        .max_staging_bytes = kStaging,
+                                        .factories = {make_device_tensor_factory(backend)}});
+      DequantizeSpec spec{.source = WeightSource::file(path),
+                          .base = "layer",
+                          .scheme = scheme,
+                          .dtype = dtype,
+                          .device = Device::cuda(0)};
+      const auto got = load_dequantized(*loader, spec);
+      spec.device = Device::cpu();
+      const auto want = load_dequantized(*make_weight_loader(), spec);
+      ASSERT_EQ(got->device(), Device::cuda(0));
+      EXPECT_EQ(got->dtype(), want->dtype());
+      EXPECT_EQ(got->shape(), want->shape());
+      ASSERT_EQ(got->nbytes(), want->nbytes());
+      std::vector<std::byte> back(got->nbytes());
+      backend->copy_to_host(back.data(), got->data(), got->nbytes());
+      std::vector<std::byte> expected(want->data(), want->data() + want->nbytes());
+      EXPECT_EQ(test::first_difference(back, expected, dtype_element_size(dtype)), "");
+      const auto counters = host_device_counters(*backend);
+      EXPECT_EQ(counters.bytes_to_device, part_bytes);  // packed, never the dense weight
+      EXPECT_LE(counters.peak_device_bytes, part_bytes + got->nbytes() + kStaging);
+    }
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(DeviceLoadDequantizedTest, GptqAndAwqCheckpointsDequantizeOnTheDevice) {
+  for (const auto& config : test::gptq_configs())
+    expect_device_matches(QuantizeConfig::Scheme::gptq, test::quantized_parts(config, 64, 256, 11),
+                          "gptq" + std::to_string(config.bits) + (config.desc_act ? "act" : ""));
+  for (const auto& config : test::awq_configs())
+    expect_device_matches(QuantizeConfig::Scheme::awq, test::quantized_parts(config, 64, 256, 12),
+                          "awq" + std::to_string(config.group_size));
+}
+
+TEST_F(DeviceLoadDequantizedTest, Fp8BlockScalesAndInt8Int4BundlesDequantizeOnTheDevice) {
+  for (const test::Fp8Grid& g : test::kFp8Grids)
+    for (DType scale : {DType::f32, DType::bf16})
+      expect_device_matches(
+          QuantizeConfig::Scheme::fp8,
+          test::fp8_case(DType::f8_e4m3, g.out, g.in, g.rows, g.cols, scale, 13).parts,
+          "fp8_" + std::to_string(g.rows) + "x" + std::to_string(g.cols) +
+              std::string(dtype_name(scale)));
+  for (bool symmetric : {true, false})
+    expect_device_matches(
+        QuantizeConfig::Scheme::int8,
+        test::quantized_parts({.scheme = QuantizeConfig::Scheme::int8, .symmetric = symmetric}, 48,
+                              96, 14),
+        symmetric ? "int8sym" : "int8");
+  expect_device_matches(
+      QuantizeConfig::Scheme::int4,
+      test::quantized_parts({.scheme = QuantizeConfig::Scheme::int4, .group_size = 32}, 48, 96, 15),
+      "int4");
+}
+
+TEST_F(DeviceLoadDequantizedTest, ABadGroupIndexFailsAsOnTheCpu) {
+  auto parts = test::quantized_parts(test::gptq_configs()[1], 64, 256, 11);  // 2 bits, desc_act
+  std::vector<std::byte> bad(parts.at("g_idx")->nbytes());
+  std::memcpy(bad.data(), parts.at("g_idx")->data(), bad.size());
+  const int32_t outside = 1000;
+  std::memcpy(bad.data() + 4 * 17, &outside, 4);
+  std::vector<StTensor> tensors;
+  for (const auto& [name, t] : parts)
+    tensors.push_back({"layer." + name, st_dtype(t->dtype()), t->shape(),
+                       name == "g_idx"
+                           ? std::string(reinterpret_cast<const char*>(bad.data()), bad.size())
+                           : std::string(reinterpret_cast<const char*>(t->data()), t->nbytes())});
+  const auto path = dir_ / "bad.safetensors";
+  write_file(path, safetensors_file(tensors));
+  auto backend = make_host_device_backend();
+  auto loader = make_weight_loader({.factories = {make_device_tensor_factory(backend)}});
+  const auto error = error_of([&] {
+    load_dequantized(*loader, {.source = WeightSource::file(path),
+                               .base = "layer",
+                               .scheme = QuantizeConfig::Scheme::gptq,
+                               .device = Device::cuda(0)});
+  });
+  EXPECT_EQ(error.code(), ErrorCode::shape_mismatch);
+  EXPECT_NE(error.message().find("entry 17 is 1000"), std::string::npos) << error.what();
 }
 
 TEST_F(DeviceLoadTest, StreamingHandsOverEachTensorComplete) {

@@ -1,7 +1,9 @@
 // The host-to-device pipeline on the host-memory device backend: uploads of every size (zero,
 // tiny, around the slot size, many slots) arrive byte for byte while copies run late on the
 // stream threads; pinned staging never exceeds the budget, also with concurrent uploads; a
-// read failure mid-way fails cleanly and leaves the ring usable; device casts match the host's.
+// read failure mid-way fails cleanly and leaves the ring usable; device casts match the host's;
+// strided views (transposes, slices) split at every level of their stored order arrive as
+// StridedGather gathers them, cast or not, through no device memory beyond the slots' scratch.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include "ballast/error.hpp"
 #include "cuda/device_upload.hpp"
 #include "cuda/host_device_backend.hpp"
+#include "loader/strided_gather.hpp"
 #include "transform/cast.hpp"
 
 namespace ballast::test {
@@ -142,6 +145,72 @@ TEST(DeviceUpload, GgmlBlocksDequantizeOnTheDeviceInWholeBlocks) {
   uploader.upload(fill_from(stored), stored.size(), dst, DeviceCast{DType::q8_0, DType::f32});
   EXPECT_EQ(device_bytes(*backend, dst, expected.size()), expected);
   backend->free_device(dst);
+}
+
+struct StridedCase {
+  const char* name;
+  uint64_t offset;  // elements
+  Shape shape;
+  std::vector<int64_t> strides;
+};
+
+TEST(DeviceUpload, StridedViewsScatterIntoPlaceChunkByChunk) {
+  // A [6, 40, 50] f32 source; finite values, so that every cast is defined.
+  std::vector<std::byte> source(6 * 40 * 50 * 4);
+  for (uint64_t i = 0; i < source.size() / 4; ++i) {
+    const float value = static_cast<float>((i * 37) % 1999) * 0.25f - 200.0f;
+    std::memcpy(source.data() + i * 4, &value, 4);
+  }
+  const std::vector<StridedCase> cases = {
+      {"3-D transpose 0, 2", 0, {50, 40, 6}, {1, 50, 2000}},
+      {"3-D transpose 1, 2", 0, {6, 50, 40}, {2000, 1, 50}},
+      {"3-D column slice", 3, {6, 40, 44}, {2000, 50, 1}},
+      {"3-D row slice", 250, {6, 28, 50}, {2000, 50, 1}},
+      {"long transpose", 0, {6000, 2}, {1, 6000}},  // split along its innermost stored dimension
+      {"sliced transpose", 101, {45, 30, 4}, {1, 50, 2000}},
+  };
+  for (const auto& c : cases)
+    for (DType to : {DType::f32, DType::f16, DType::f8_e4m3}) {
+      SCOPED_TRACE(std::string(c.name) + " to " + std::string(dtype_name(to)));
+      auto backend = slow_backend();
+      DeviceUploader uploader(backend,
+                              {.staging_bytes = kBudget, .chunk_bytes = kSlot, .streams = 2});
+      std::optional<DeviceCast> cast;
+      if (to != DType::f32) cast = DeviceCast{DType::f32, to};
+      ASSERT_TRUE(uploader.can_upload_strided(DType::f32, c.shape.size(), cast));
+      View view;
+      view.offset = c.offset * 4;
+      view.dtype = DType::f32;
+      view.shape = c.shape;
+      view.strides = c.strides;
+      const uint64_t n = view.numel();
+      std::vector<std::byte> gathered(n * 4), expected(n * dtype_element_size(to));
+      StridedGather(view, source.data()).gather(0, n, gathered.data());
+      cast_elements(DType::f32, gathered.data(), to, expected.data(), n);
+      for (auto layout : {DeviceUploader::ChunkLayout::span, DeviceUploader::ChunkLayout::packed}) {
+        std::byte* dst = backend->allocate_device(expected.size());
+        uploader.upload_strided(
+            [&](const StridedChunk& chunk, std::span<std::byte> out) {
+              const uint64_t at = view.offset + chunk.src_offset * 4;
+              if (layout == DeviceUploader::ChunkLayout::span) {
+                ASSERT_LE(at + out.size(), source.size());
+                std::memcpy(out.data(), source.data() + at, out.size());
+                return;
+              }
+              View part = view;
+              part.offset = at;
+              part.shape = chunk.shape;
+              ASSERT_EQ(part.numel() * 4, out.size());
+              StridedGather(part, source.data()).gather(0, part.numel(), out.data());
+            },
+            layout, DType::f32, c.shape, c.strides, dst, cast);
+        EXPECT_EQ(device_bytes(*backend, dst, expected.size()), expected);
+        backend->free_device(dst);
+      }
+      const auto counters = host_device_counters(*backend);
+      EXPECT_LE(counters.peak_device_bytes, expected.size() + kBudget);
+      EXPECT_LE(counters.bytes_to_device, 2 * source.size());
+    }
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ struct DequantizeSpec {
   std::string base;
   QuantizeConfig::Scheme scheme = QuantizeConfig::Scheme::gptq;
   DType dtype = DType::f16;  // f32, f16 or bf16
+  // Where the dense tensor lives. On a CUDA device the parts are uploaded in their stored
+  // (packed) form and dequantized there; the dense tensor gets device memory of its own (not
+  // a device arena factory's).
+  Device device = Device::cpu();
 };
 
 // Throws Error(not_found) naming the parts looked for, Error(shape_mismatch | dtype_mismatch)

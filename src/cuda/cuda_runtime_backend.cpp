@@ -4,14 +4,13 @@
 
 #include <map>
 #include <mutex>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "ballast/error.hpp"
 #include "cuda/cuda_backend.hpp"
-#if BALLAST_HAVE_CUDA_KERNELS
-#include "cuda/device_kernels.hpp"
-#endif
 
 namespace ballast {
 namespace {
@@ -113,6 +112,63 @@ class CudaBackend final : public DeviceBackend {
 #endif
   }
 
+  // Transposes and slices: the kernels library's strided scatter.
+  bool can_strided_copy(uint32_t element_size, size_t rank) const override {
+#if BALLAST_HAVE_CUDA_KERNELS
+    return rank >= 1 && rank <= static_cast<size_t>(cuda::kMaxStridedRank) &&
+           (element_size == 1 || element_size == 2 || element_size == 4 || element_size == 8 ||
+            element_size == 16);
+#else
+    (void)element_size, (void)rank;
+    return false;
+#endif
+  }
+  void strided_copy_async(const std::byte* src, std::byte* dst, uint32_t element_size,
+                          std::span<const int64_t> shape, std::span<const int64_t> src_strides,
+                          std::span<const int64_t> dst_strides, DeviceStream stream) override {
+    use_device();
+#if BALLAST_HAVE_CUDA_KERNELS
+    cuda::launch_strided_scatter(src, dst, element_size, shape, src_strides, dst_strides, stream);
+#else
+    (void)src, (void)dst, (void)element_size, (void)shape, (void)src_strides, (void)dst_strides,
+        (void)stream;
+    throw Error(ErrorCode::unsupported,
+                fmt::format("this build has no device kernels for strided copies on {}",
+                            to_string(device())));
+#endif
+  }
+
+  // GPTQ / AWQ / FP8 / int8 / int4: the kernels library's dequantization launchers.
+  bool can_dequantize(const DeviceQuantizedParts& parts, DType to) const override {
+#if BALLAST_HAVE_CUDA_KERNELS
+    const DType scales = std::visit(
+        [](const auto& p) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(p)>, cuda::Fp8Parts>)
+            return p.scale_dtype;
+          else
+            return p.scales_dtype;
+        },
+        parts);
+    return (to == DType::f32 || to == DType::f16 || to == DType::bf16) &&
+           cuda::device_can_cast(scales, DType::f32);
+#else
+    (void)parts, (void)to;
+    return false;
+#endif
+  }
+  void dequantize_async(const DeviceQuantizedParts& parts, DType to, std::byte* dst,
+                        DeviceStream stream) override {
+    use_device();
+#if BALLAST_HAVE_CUDA_KERNELS
+    std::visit([&](const auto& p) { launch(p, to, dst, stream); }, parts);
+#else
+    (void)parts, (void)dst, (void)stream;
+    throw Error(ErrorCode::unsupported,
+                fmt::format("this build has no device kernels to dequantize to {} on {}",
+                            dtype_name(to), to_string(device())));
+#endif
+  }
+
  protected:
   std::byte* allocate_pinned_memory(uint64_t nbytes) override {
     use_device();
@@ -124,6 +180,24 @@ class CudaBackend final : public DeviceBackend {
   void free_pinned_memory(std::byte* memory) noexcept override { cudaFreeHost(memory); }
 
  private:
+#if BALLAST_HAVE_CUDA_KERNELS
+  static void launch(const cuda::GptqParts& p, DType to, void* dst, void* stream) {
+    cuda::launch_gptq_dequantize(p, to, dst, stream);
+  }
+  static void launch(const cuda::AwqParts& p, DType to, void* dst, void* stream) {
+    cuda::launch_awq_dequantize(p, to, dst, stream);
+  }
+  static void launch(const cuda::Fp8Parts& p, DType to, void* dst, void* stream) {
+    cuda::launch_fp8_dequantize(p, to, dst, stream);
+  }
+  static void launch(const cuda::Int8Parts& p, DType to, void* dst, void* stream) {
+    cuda::launch_int8_dequantize(p, to, dst, stream);
+  }
+  static void launch(const cuda::Int4Parts& p, DType to, void* dst, void* stream) {
+    cuda::launch_int4_dequantize(p, to, dst, stream);
+  }
+#endif
+
   // The runtime's current device is per thread; the loader's workers may touch several.
   void use_device() const { check(cudaSetDevice(index_), "cudaSetDevice"); }
   void check(cudaError_t status, const char* what) const {

@@ -1,8 +1,9 @@
 // DeviceBackend: the few device operations the host-to-device pipeline needs (device and pinned
-// host memory, asynchronous copies on streams, events, device-side casts), behind one
-// interface with two implementations: the CUDA runtime (cuda_backend.hpp) and host memory
-// standing in for a device (host_device_backend.hpp), which runs each stream's work on its own
-// thread so the pipeline's asynchrony and ordering are real when it is tested on the CPU.
+// host memory, asynchronous copies on streams, events, device-side casts, strided copies and
+// dequantization), behind one interface with two implementations: the CUDA runtime
+// (cuda_backend.hpp) and host memory standing in for a device (host_device_backend.hpp), which runs
+// each stream's work on its own thread so the pipeline's asynchrony and ordering are real when it
+// is tested on the CPU.
 //
 // Streams and events are opaque handles (a cudaStream_t / cudaEvent_t for CUDA). Every call
 // that fails throws ballast::Error naming the device.
@@ -11,13 +12,20 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <variant>
 
 #include "ballast/device.hpp"
 #include "ballast/dtype.hpp"
+#include "cuda/device_kernels.hpp"
 
 namespace ballast {
 
 using DeviceStream = void*;
+
+// A quantized weight's parts in device memory, as the dequantization kernels take them.
+using DeviceQuantizedParts =
+    std::variant<cuda::GptqParts, cuda::AwqParts, cuda::Fp8Parts, cuda::Int8Parts, cuda::Int4Parts>;
 using DeviceEvent = void*;
 
 class DeviceBackend {
@@ -60,6 +68,25 @@ class DeviceBackend {
   virtual bool can_cast(DType from, DType to) const = 0;
   virtual void cast_async(DType from, const std::byte* src, DType to, std::byte* dst,
                           uint64_t count, DeviceStream stream) = 0;
+
+  // Device-side strided copies (transposes, slices): element (i0, i1, ...) of `shape` is read
+  // from src + sum(i_k * src_strides[k]) and written to dst + sum(i_k * dst_strides[k]),
+  // strides in elements of element_size bytes (src and dst in device memory, no two elements
+  // written to the same place), queued on `stream`. can_strided_copy false for that element
+  // size and rank: the caller gathers on the host before the upload.
+  virtual bool can_strided_copy(uint32_t element_size, size_t rank) const = 0;
+  virtual void strided_copy_async(const std::byte* src, std::byte* dst, uint32_t element_size,
+                                  std::span<const int64_t> shape,
+                                  std::span<const int64_t> src_strides,
+                                  std::span<const int64_t> dst_strides, DeviceStream stream) = 0;
+
+  // Device-side dequantization of a GPTQ / AWQ / FP8 checkpoint's or an int8 / int4 bundle's
+  // parts (device memory, checked by check_quantized_parts) into the dense [out, in] weight at
+  // dst as `to` (f32, f16 or bf16), queued on `stream`. can_dequantize false: the caller
+  // dequantizes on the host.
+  virtual bool can_dequantize(const DeviceQuantizedParts& parts, DType to) const = 0;
+  virtual void dequantize_async(const DeviceQuantizedParts& parts, DType to, std::byte* dst,
+                                DeviceStream stream) = 0;
 
  protected:
   virtual std::byte* allocate_pinned_memory(uint64_t nbytes) = 0;

@@ -58,6 +58,15 @@ void launch_strided_copy(const void* src, void* dst, uint32_t element_size,
                          std::span<const int64_t> shape, std::span<const int64_t> strides,
                          void* stream);
 
+// As launch_strided_copy, but element (i0, i1, ...) is written to
+// dst + sum(i_k * dst_strides[k]) * element_size: a block of a view written into its place in
+// a larger tensor (a chunk of a transpose into the transposed tensor). dst_strides has the
+// rank of shape; no two elements may be written to the same place (no zero dst stride over an
+// extent above 1). Throws Error(invalid_argument) as launch_strided_copy does.
+void launch_strided_scatter(const void* src, void* dst, uint32_t element_size,
+                            std::span<const int64_t> shape, std::span<const int64_t> src_strides,
+                            std::span<const int64_t> dst_strides, void* stream);
+
 // --- GGUF block types ------------------------------------------------------------------------
 
 // True when launch_ggml_dequantize handles block_type: the types ggml_dequant.hpp covers

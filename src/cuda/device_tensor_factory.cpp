@@ -28,6 +28,7 @@ class DeviceStorage final : public Storage {
   Device device() const override { return backend_->device(); }
   std::byte* data() const override { return data_; }
   uint64_t size() const override { return size_; }
+  const std::shared_ptr<DeviceBackend>& backend() const { return backend_; }
 
  private:
   std::shared_ptr<DeviceBackend> backend_;
@@ -78,6 +79,11 @@ class DeviceArenaFactory final : public FactoryBase {
 };
 
 }  // namespace
+
+std::shared_ptr<DeviceBackend> device_backend_of(const Storage& storage) {
+  const auto* device = dynamic_cast<const DeviceStorage*>(&storage);
+  return device ? device->backend() : nullptr;
+}
 
 std::shared_ptr<DeviceTensorFactory> make_device_tensor_factory(
     std::shared_ptr<DeviceBackend> backend) {

@@ -18,6 +18,9 @@ class DeviceTensorFactory : public TensorFactory {
 std::shared_ptr<DeviceTensorFactory> make_device_tensor_factory(
     std::shared_ptr<DeviceBackend> backend);
 
+// The backend whose memory holds `storage` when one of these factories made it, else null.
+std::shared_ptr<DeviceBackend> device_backend_of(const Storage& storage);
+
 // `block` (device memory, `bytes` long) stays the caller's; tensors are placed one after
 // another in it.
 std::shared_ptr<DeviceTensorFactory> make_device_arena_tensor_factory(

@@ -3,9 +3,16 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
+
+#include "cuda/strided_chunks.hpp"
 
 namespace ballast {
 namespace {
+
+// The converted elements of a cast chunk start at this alignment in the scratch (the largest
+// element size a strided copy moves).
+constexpr uint64_t kConvertedAlignment = 16;
 
 // The slot size: the chunk, but small enough that two slots fit the budget (one filling while
 // the other's copy runs), in whole 4 KiB pages (O_DIRECT reads land in slots).
@@ -51,36 +58,88 @@ DeviceStream DeviceUploader::next_stream() {
 void DeviceUploader::upload(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
                             std::optional<DeviceCast> cast) {
   if (stored_bytes == 0) return;
-  // One stream per tensor: its chunks complete in order, so the last one's event is the
-  // tensor's; concurrent tensors spread over the streams.
-  DeviceStream stream = next_stream();
   // A chunk holds whole units of the stored type: elements, or blocks of a block type.
   const uint64_t unit_bytes = cast ? dtype_info(cast->from).block_bytes : 1;
   const uint64_t unit_elements = cast ? dtype_info(cast->from).block_elements : 1;
   const uint64_t unit_out_bytes = cast ? *dtype_bytes_for(cast->to, unit_elements) : 1;
   const uint64_t chunk = std::max(ring_.slot_bytes() / unit_bytes * unit_bytes, unit_bytes);
+  run_chunks(
+      (stored_bytes + chunk - 1) / chunk, [&](uint64_t i, StagingSlot& slot, DeviceStream stream) {
+        const uint64_t at = i * chunk;
+        const uint64_t n = std::min(chunk, stored_bytes - at);
+        fill(at, {slot.host, n});
+        if (cast) {
+          std::byte* stored = ring_.scratch(slot);
+          backend_->copy_to_device_async(stored, slot.host, n, stream);
+          backend_->cast_async(cast->from, stored, cast->to, dst + at / unit_bytes * unit_out_bytes,
+                               n / unit_bytes * unit_elements, stream);
+        } else {
+          backend_->copy_to_device_async(dst + at, slot.host, n, stream);
+        }
+      });
+}
+
+bool DeviceUploader::can_upload_strided(DType stored, size_t rank,
+                                        std::optional<DeviceCast> cast) const {
+  const uint32_t in = dtype_element_size(stored);
+  const uint32_t out = cast ? dtype_element_size(cast->to) : in;
+  if (in == 0 || out == 0 || !backend_->can_strided_copy(out, rank)) return false;
+  // A slot holds at least one element stored and converted, and the converted part's alignment.
+  if (ring_.slot_bytes() < in + out + kConvertedAlignment) return false;
+  return !cast || (cast->from == stored && dtype_info(cast->to).block_elements == 1 &&
+                   backend_->can_cast(cast->from, cast->to));
+}
+
+void DeviceUploader::upload_strided(const ChunkFill& fill, ChunkLayout layout, DType stored,
+                                    const Shape& shape, std::span<const int64_t> strides,
+                                    std::byte* dst, std::optional<DeviceCast> cast) {
+  const uint32_t in = dtype_element_size(stored);
+  const uint32_t out = cast ? dtype_element_size(cast->to) : in;
+  // A chunk's span, and its converted elements after it when cast, fit one slot's scratch.
+  const uint64_t max_span =
+      cast ? (ring_.slot_bytes() - kConvertedAlignment) / (in + out) : ring_.slot_bytes() / in;
+  const StridedChunks chunks(shape, strides, max_span);
+  run_chunks(chunks.count(), [&](uint64_t i, StagingSlot& slot, DeviceStream stream) {
+    const StridedChunk c = chunks.at(i);
+    // Packed: the chunk's elements in row-major order, read through row-major strides.
+    std::vector<int64_t> packed(c.shape.size(), 1);
+    for (size_t d = c.shape.size(); d-- > 1;) packed[d - 1] = packed[d] * c.shape[d];
+    const uint64_t elements =
+        layout == ChunkLayout::span ? c.span : static_cast<uint64_t>(packed[0] * c.shape[0]);
+    fill(c, {slot.host, elements * in});
+    std::byte* scratch = ring_.scratch(slot);
+    backend_->copy_to_device_async(scratch, slot.host, elements * in, stream);
+    const std::byte* source = scratch;
+    if (cast) {
+      std::byte* converted = scratch + (elements * in + kConvertedAlignment - 1) /
+                                           kConvertedAlignment * kConvertedAlignment;
+      backend_->cast_async(cast->from, scratch, cast->to, converted, elements, stream);
+      source = converted;
+    }
+    backend_->strided_copy_async(source, dst + c.dst_offset * out, out, c.shape,
+                                 layout == ChunkLayout::span ? strides : packed,
+                                 chunks.dst_strides(), stream);
+  });
+}
+
+void DeviceUploader::run_chunks(uint64_t chunks, const ChunkStep& step) {
+  if (chunks == 0) return;
+  // One stream per tensor: its chunks complete in order, so the last one's event is the
+  // tensor's; concurrent tensors spread over the streams.
+  DeviceStream stream = next_stream();
   StagingSlot* held = nullptr;
   try {
-    for (uint64_t at = 0; at < stored_bytes; at += chunk) {
-      const uint64_t n = std::min(chunk, stored_bytes - at);
+    for (uint64_t i = 0; i < chunks; ++i) {
       held = &ring_.acquire();
-      fill(at, {held->host, n});
-      if (cast) {
-        std::byte* stored = ring_.scratch(*held);
-        backend_->copy_to_device_async(stored, held->host, n, stream);
-        backend_->cast_async(cast->from, stored, cast->to, dst + at / unit_bytes * unit_out_bytes,
-                             n / unit_bytes * unit_elements, stream);
-      } else {
-        backend_->copy_to_device_async(dst + at, held->host, n, stream);
-      }
+      step(i, *held, stream);
       backend_->record_event(held->event, stream);
-      const bool last = at + n >= stored_bytes;
+      const bool last = i + 1 == chunks;
       if (last) backend_->synchronize_event(held->event);
       ring_.release(*std::exchange(held, nullptr), !last);
     }
   } catch (...) {
     try {
-      backend_->synchronize_stream(stream);  // no queued copy writes dst any longer
+      backend_->synchronize_stream(stream);  // no queued work writes dst any longer
     } catch (...) {  // the device failed: the first error is the one to report
     }
     if (held) ring_.release(*held, false);

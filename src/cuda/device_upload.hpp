@@ -4,8 +4,9 @@
 // one of several streams while the next chunk is read, so storage reads overlap bus transfers.
 // A chunk may be cast on the device: its stored (smaller or equal) bytes cross the bus and a
 // device cast writes the converted elements into place. Pinned memory stays within the ring's
-// budget, whatever the tensor sizes. Thread-safe: concurrent uploads share the ring and the
-// streams.
+// budget, whatever the tensor sizes. A strided view (a transpose, a slice) crosses the bus as
+// the stored spans it covers, scattered into place (and cast) on the device. Thread-safe:
+// concurrent uploads share the ring and the streams.
 #pragma once
 
 #include <atomic>
@@ -16,8 +17,10 @@
 #include <span>
 #include <vector>
 
+#include "ballast/tensor.hpp"
 #include "cuda/device_backend.hpp"
 #include "cuda/staging_ring.hpp"
+#include "cuda/strided_chunks.hpp"
 
 namespace ballast {
 
@@ -56,7 +59,32 @@ class DeviceUploader {
   void upload(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
               std::optional<DeviceCast> cast = std::nullopt);
 
+  // Whether `upload_strided` can move a view of `rank` dimensions of `stored` elements, cast to
+  // `cast` when set, to the device.
+  bool can_upload_strided(DType stored, size_t rank, std::optional<DeviceCast> cast) const;
+
+  // How a strided chunk's stored bytes lie in its slot: the span it covers as stored (the
+  // elements between the chunk's too), or only its elements, packed in row-major order.
+  enum class ChunkLayout { span, packed };
+  // Produces a chunk's stored bytes, laid out as asked, into `out` (sized for them).
+  using ChunkFill = std::function<void(const StridedChunk& chunk, std::span<std::byte> out)>;
+
+  // Writes a strided view (shape and strides in elements of `stored`, positive where the extent
+  // is above 1) to dst densely, row-major, cast on the device when `cast` is set: chunk by
+  // chunk (strided_chunks.hpp), `fill` produces a chunk's stored bytes into a slot, they are
+  // copied into the slot's device scratch (cast there, into the scratch's second part), and
+  // scattered into place. Device memory beyond dst: the slots' scratch only. Returns and fails
+  // as `upload`.
+  void upload_strided(const ChunkFill& fill, ChunkLayout layout, DType stored, const Shape& shape,
+                      std::span<const int64_t> strides, std::byte* dst,
+                      std::optional<DeviceCast> cast = std::nullopt);
+
  private:
+  // One chunk's work: fills the slot's host bytes and queues what reads them on `stream`.
+  using ChunkStep = std::function<void(uint64_t chunk, StagingSlot& slot, DeviceStream stream)>;
+  // Runs `chunks` steps on one stream, each in a slot of the ring, and returns once the last
+  // has completed (see upload).
+  void run_chunks(uint64_t chunks, const ChunkStep& step);
   DeviceStream next_stream();
 
   std::shared_ptr<DeviceBackend> backend_;

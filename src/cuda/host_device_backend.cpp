@@ -8,7 +8,12 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
+#include "ballast/error.hpp"
+#include "cuda/kernels/checkpoint_math.cuh"
+#include "cuda/kernels/strided_layout.cuh"
 #include "transform/cast.hpp"
 
 namespace ballast {
@@ -83,8 +88,29 @@ class HostDeviceBackend final : public DeviceBackend {
 
   Device device() const override { return options_.device; }
 
-  std::byte* allocate_device(uint64_t nbytes) override { return allocate_aligned(nbytes); }
-  void free_device(std::byte* memory) noexcept override { free_aligned(memory); }
+  std::byte* allocate_device(uint64_t nbytes) override {
+    std::byte* memory = allocate_aligned(nbytes);
+    std::lock_guard lock(counters_mutex_);
+    sizes_[memory] = nbytes;
+    counters_.device_bytes += nbytes;
+    counters_.peak_device_bytes = std::max(counters_.peak_device_bytes, counters_.device_bytes);
+    return memory;
+  }
+  void free_device(std::byte* memory) noexcept override {
+    {
+      std::lock_guard lock(counters_mutex_);
+      if (auto it = sizes_.find(memory); it != sizes_.end()) {
+        counters_.device_bytes -= it->second;
+        sizes_.erase(it);
+      }
+    }
+    free_aligned(memory);
+  }
+
+  HostDeviceCounters counters() const {
+    std::lock_guard lock(counters_mutex_);
+    return counters_;
+  }
 
   DeviceStream create_stream() override { return new HostStream; }
   void destroy_stream(DeviceStream stream) noexcept override {
@@ -95,6 +121,7 @@ class HostDeviceBackend final : public DeviceBackend {
 
   void copy_to_device_async(std::byte* dst, const std::byte* src, uint64_t n,
                             DeviceStream stream) override {
+    count_to_device(n);
     static_cast<HostStream*>(stream)->enqueue([dst, src, n, delay = options_.copy_delay] {
       if (delay.count() > 0) std::this_thread::sleep_for(delay);
       std::memcpy(dst, src, n);
@@ -102,6 +129,7 @@ class HostDeviceBackend final : public DeviceBackend {
   }
   // As cudaMemcpy, a copy of no bytes may name null pointers.
   void copy_to_device(std::byte* dst, const std::byte* src, uint64_t n) override {
+    count_to_device(n);
     if (n > 0) std::memcpy(dst, src, n);
   }
   void copy_to_host(std::byte* dst, const std::byte* src, uint64_t n) override {
@@ -142,18 +170,111 @@ class HostDeviceBackend final : public DeviceBackend {
         [=] { cast_elements(from, src, to, dst, static_cast<size_t>(count)); });
   }
 
+  bool can_strided_copy(uint32_t element_size, size_t rank) const override {
+    return rank >= 1 && rank <= cuda::kMaxStridedRank &&
+           (element_size == 1 || element_size == 2 || element_size == 4 || element_size == 8 ||
+            element_size == 16);
+  }
+  void strided_copy_async(const std::byte* src, std::byte* dst, uint32_t element_size,
+                          std::span<const int64_t> shape, std::span<const int64_t> src_strides,
+                          std::span<const int64_t> dst_strides, DeviceStream stream) override {
+    if (!can_strided_copy(element_size, shape.size()) || src_strides.size() != shape.size() ||
+        dst_strides.size() != shape.size())
+      throw Error(ErrorCode::invalid_argument, "no strided copy of this rank or element size");
+    uint64_t n = 1;
+    for (int64_t extent : shape) n *= static_cast<uint64_t>(extent);
+    if (n == 0) return;
+    const auto layout = cuda::simplify_pair_layout(shape, src_strides, dst_strides);
+    static_cast<HostStream*>(stream)->enqueue([=] {
+      switch (element_size) {
+        case 1: scatter<uint8_t>(layout, src, dst, n); break;
+        case 2: scatter<uint16_t>(layout, src, dst, n); break;
+        case 4: scatter<uint32_t>(layout, src, dst, n); break;
+        case 8: scatter<uint64_t>(layout, src, dst, n); break;
+        default: scatter<Bytes16>(layout, src, dst, n); break;
+      }
+    });
+  }
+
+  bool can_dequantize(const DeviceQuantizedParts&, DType to) const override {
+    return to == DType::f32 || to == DType::f16 || to == DType::bf16;
+  }
+  void dequantize_async(const DeviceQuantizedParts& parts, DType to, std::byte* dst,
+                        DeviceStream stream) override {
+    if (!can_dequantize(parts, to))
+      throw Error(ErrorCode::unsupported,
+                  "dequantization writes f32, f16 or bf16, not " + std::string(dtype_name(to)));
+    static_cast<HostStream*>(stream)->enqueue([parts, to, dst] {
+      std::visit([&](const auto& p) { dequantize_all(p, to, dst); }, parts);
+    });
+  }
+
  protected:
   std::byte* allocate_pinned_memory(uint64_t nbytes) override { return allocate_aligned(nbytes); }
   void free_pinned_memory(std::byte* memory) noexcept override { free_aligned(memory); }
 
  private:
+  struct Bytes16 {
+    uint64_t low;
+    uint64_t high;
+  };
+
+  // The device kernel's loop, one element at a time.
+  template <typename Element>
+  static void scatter(const cuda::StridedPairLayout& layout, const std::byte* src, std::byte* dst,
+                      uint64_t n) {
+    const auto* from = reinterpret_cast<const Element*>(src);
+    auto* to = reinterpret_cast<Element*>(dst);
+    for (uint64_t i = 0; i < n; ++i) cuda::strided_scatter_element(layout, from, to, i);
+  }
+
+  // The device kernels' loops, one element of the dense weight at a time.
+  template <typename Parts, float (*Element)(const Parts&, int64_t, int64_t)>
+  static void dequantize_each(const Parts& parts, DType to, std::byte* dst) {
+    const auto n = static_cast<uint64_t>(parts.out) * static_cast<uint64_t>(parts.in);
+    for (uint64_t k = 0; k < n; ++k)
+      cuda::dequantize_dense_element<Parts, Element>(parts, to, dst, k);
+  }
+  static void dequantize_all(const cuda::GptqParts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::GptqParts, cuda::gptq_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::AwqParts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::AwqParts, cuda::awq_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::Fp8Parts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::Fp8Parts, cuda::fp8_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::Int8Parts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::Int8Parts, cuda::int8_element>(p, to, dst);
+  }
+  static void dequantize_all(const cuda::Int4Parts& p, DType to, std::byte* dst) {
+    dequantize_each<cuda::Int4Parts, cuda::int4_element>(p, to, dst);
+  }
+
+  void count_to_device(uint64_t n) {
+    std::lock_guard lock(counters_mutex_);
+    counters_.bytes_to_device += n;
+  }
+
   HostDeviceBackendOptions options_;
+  mutable std::mutex counters_mutex_;
+  std::unordered_map<const std::byte*, uint64_t> sizes_;  // live device allocations
+  HostDeviceCounters counters_;
 };
 
 }  // namespace
 
 std::shared_ptr<DeviceBackend> make_host_device_backend(HostDeviceBackendOptions options) {
   return std::make_shared<HostDeviceBackend>(options);
+}
+
+HostDeviceCounters host_device_counters(const DeviceBackend& backend) {
+  const auto* host = dynamic_cast<const HostDeviceBackend*>(&backend);
+  if (!host)
+    throw Error(
+        ErrorCode::invalid_argument,
+        "host_device_counters: " + to_string(backend.device()) + " is not the host device backend");
+  return host->counters();
 }
 
 }  // namespace ballast

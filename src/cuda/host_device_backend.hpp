@@ -1,9 +1,11 @@
 // A DeviceBackend whose "device" is host memory: device and pinned allocations are aligned host
-// buffers, and each stream is a worker thread that runs its copies, casts and event records in
-// order, after the call that queued them has returned. The pipeline's scheduling (the staging
-// ring, buffer reuse after events, publishing after the last copy) is so tested on the CPU with
-// real asynchrony. An optional delay before each copy widens the window in which a buffer
-// reused too early would be overwritten before its copy ran.
+// buffers, and each stream is a worker thread that runs its copies, casts, strided copies (the
+// CUDA kernels' element math, compiled for the CPU) and event records in order, after the call
+// that queued them has returned. The pipeline's scheduling (the staging ring, buffer reuse
+// after events, publishing after the last copy) and its routing of transforms to the device
+// are so tested on the CPU with real asynchrony. An optional delay before each copy widens the
+// window in which a buffer reused too early would be overwritten before its copy ran. It counts
+// device memory (live and peak bytes) and the bytes copied to the device.
 #pragma once
 
 #include <chrono>
@@ -19,5 +21,14 @@ struct HostDeviceBackendOptions {
 };
 
 std::shared_ptr<DeviceBackend> make_host_device_backend(HostDeviceBackendOptions options = {});
+
+struct HostDeviceCounters {
+  uint64_t device_bytes = 0;       // device memory allocated now
+  uint64_t peak_device_bytes = 0;  // the most allocated at once
+  uint64_t bytes_to_device = 0;    // every byte copied host to device
+};
+
+// The counters of a backend make_host_device_backend made (Error(invalid_argument) for another).
+HostDeviceCounters host_device_counters(const DeviceBackend& backend);
 
 }  // namespace ballast

@@ -1,8 +1,10 @@
 // Loading a tensor into device memory: the pipeline's entry in the loader. A tensor stored
 // contiguously is read chunk by chunk straight into the pinned staging ring and uploaded, with
 // a single cast step run on the device when the backend can (the stored bytes cross the bus);
-// any other plan (strided views, fused shards, several value steps, byte swaps) is
-// materialized on the host as for a CPU load and its bytes uploaded through the same ring.
+// a strided view (transpose, slice, with or without that cast) is read as the stored spans it
+// covers and scattered into place on the device. Any other plan (fused shards, several value
+// steps, byte swaps, Quantize) is materialized on the host as for a CPU load and its bytes
+// uploaded through the same ring.
 #pragma once
 
 #include <map>

@@ -4,6 +4,7 @@
 
 #include "ballast/dequantize.hpp"
 #include "ballast/error.hpp"
+#include "loader/device_dequantize.hpp"
 #include "transform/cast.hpp"
 #include "transform/quantize/dequantize.hpp"
 
@@ -74,12 +75,14 @@ TensorRef load_dequantized(WeightLoader& loader, const DequantizeSpec& spec) {
                               fmt::join(names.suffixes, ",")),
                   {.source = describe(spec.source), .tensor = spec.base});
     parts.push_back(names.part);
-    specs.push_back(TensorSpec{.name = found, .source = spec.source});
+    specs.push_back(TensorSpec{.name = found, .device = spec.device, .source = spec.source});
   }
   const auto loaded = loader.load_tensors(std::move(specs));
   NamedParts named;
   for (size_t i = 0; i < parts.size(); ++i) named[parts[i]] = loaded[i];
   try {
+    if (!spec.device.is_host())
+      return dequantize_on_device(spec.scheme, named, spec.dtype, spec.base);
     return dense_tensor(spec.base, dequantize_parts(spec.scheme, named), spec.dtype);
   } catch (Error& e) {
     e.with_source(describe(spec.source));

@@ -22,6 +22,17 @@ DenseWeight dequantize_parts(QuantizeConfig::Scheme scheme, const NamedParts& pa
   throw Error(ErrorCode::invalid_argument, "unknown quantization scheme");
 }
 
+QuantizedGeometry check_quantized_parts(QuantizeConfig::Scheme scheme, const NamedParts& parts) {
+  switch (scheme) {
+    case QuantizeConfig::Scheme::int8: return check_int8(parts);
+    case QuantizeConfig::Scheme::int4: return check_int4(parts);
+    case QuantizeConfig::Scheme::fp8: return check_fp8(parts);
+    case QuantizeConfig::Scheme::gptq: return check_gptq(parts);
+    case QuantizeConfig::Scheme::awq: return check_awq(parts);
+  }
+  throw Error(ErrorCode::invalid_argument, "unknown quantization scheme");
+}
+
 const Tensor& require_part(const NamedParts& parts, const std::string& name,
                            std::initializer_list<DType> dtypes, size_t rank) {
   auto it = parts.find(name);

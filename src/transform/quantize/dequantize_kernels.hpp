@@ -10,6 +10,14 @@
 
 namespace ballast {
 
+// The part checks of each scheme (every part's dtype and shape, GPTQ's g_idx entries), without
+// reading the weight: what the dequantization of that scheme establishes before it runs.
+QuantizedGeometry check_int8(const NamedParts& parts);
+QuantizedGeometry check_int4(const NamedParts& parts);
+QuantizedGeometry check_fp8(const NamedParts& parts);
+QuantizedGeometry check_gptq(const NamedParts& parts);
+QuantizedGeometry check_awq(const NamedParts& parts);
+
 DenseWeight dequantize_int8(const NamedParts& parts);
 DenseWeight dequantize_int4(const NamedParts& parts);
 DenseWeight dequantize_fp8(const NamedParts& parts);

@@ -10,7 +10,7 @@
 
 namespace ballast {
 
-DenseWeight dequantize_awq(const NamedParts& parts) {
+QuantizedGeometry check_awq(const NamedParts& parts) {
   const Tensor& qweight = require_part(parts, "qweight", {DType::i32, DType::u32}, 2);
   const Tensor& qzeros = require_part(parts, "qzeros", {DType::i32, DType::u32}, 2);
   const Tensor& scales_part = require_part(parts, "scales", {}, 2);
@@ -20,8 +20,16 @@ DenseWeight dequantize_awq(const NamedParts& parts) {
                 fmt::format("expected [in / group_size, {}]", out));
   require_shape(qzeros.shape() == Shape{groups, words}, qzeros,
                 fmt::format("expected [{}, {}]", groups, words));
-  const int64_t group = in / groups;
-  const auto scales = floats_of(scales_part);
+  return {.dims = {out, in}, .groups = groups};
+}
+
+DenseWeight dequantize_awq(const NamedParts& parts) {
+  const QuantizedGeometry geometry = check_awq(parts);
+  const int64_t out = geometry.dims.out, in = geometry.dims.in, words = out / 8;
+  const int64_t group = in / geometry.groups;
+  const Tensor& qweight = *parts.at("qweight");
+  const Tensor& qzeros = *parts.at("qzeros");
+  const auto scales = floats_of(*parts.at("scales"));
   const auto q_words = qweight.as<uint32_t>();
   const auto z_words = qzeros.as<uint32_t>();
   DenseWeight result{{out, in}, std::vector<float>(static_cast<size_t>(out * in))};

@@ -22,17 +22,16 @@ int64_t block_extent(int64_t extent, int64_t blocks) {
 
 }  // namespace
 
-DenseWeight dequantize_fp8(const NamedParts& parts) {
+QuantizedGeometry check_fp8(const NamedParts& parts) {
   const Tensor& q = require_part(parts, "qweight", {DType::f8_e4m3, DType::f8_e5m2}, 2);
   const WeightDims d{q.shape()[0], q.shape()[1]};
   auto it = parts.find("scale");
   if (it == parts.end()) throw Error(ErrorCode::not_found, "quantized part 'scale' is missing");
   const Tensor& scale_part =
       require_part(parts, "scale", {}, it->second ? it->second->shape().size() : 0);
-  const auto scales = floats_of(scale_part);
   const Shape& s = scale_part.shape();
   int64_t rows = 1, cols = 1;  // the scale grid
-  if (scales.size() != 1) {
+  if (scale_part.numel() != 1) {
     rows = s[0];
     cols = s.size() == 2 ? s[1] : 1;
     require_shape(s.size() <= 2 && rows > 0 && cols > 0 && rows <= d.out && cols <= d.in,
@@ -44,6 +43,20 @@ DenseWeight dequantize_fp8(const NamedParts& parts) {
   };
   require_shape(tiles(d.out, row_block, rows) && tiles(d.in, col_block, cols), scale_part,
                 "does not tile the weight");
+  return {.dims = d,
+          .scale_rows = rows,
+          .scale_cols = cols,
+          .row_block = row_block,
+          .col_block = col_block};
+}
+
+DenseWeight dequantize_fp8(const NamedParts& parts) {
+  const QuantizedGeometry geometry = check_fp8(parts);
+  const WeightDims d = geometry.dims;
+  const int64_t cols = geometry.scale_cols, row_block = geometry.row_block,
+                col_block = geometry.col_block;
+  const Tensor& q = *parts.at("qweight");
+  const auto scales = floats_of(*parts.at("scale"));
   const MiniFloat format = q.dtype() == DType::f8_e5m2 ? kE5M2 : kE4M3;
   const auto codes = q.as<uint8_t>();
   DenseWeight out{d, std::vector<float>(codes.size())};

@@ -11,8 +11,15 @@
 #include "transform/quantize/word_packing.hpp"
 
 namespace ballast {
+namespace {
 
-DenseWeight dequantize_gptq(const NamedParts& parts) {
+int64_t group_entry(const Tensor& g_idx, int64_t i) {
+  return g_idx.dtype() == DType::i32 ? g_idx.as<int32_t>()[i] : g_idx.as<int64_t>()[i];
+}
+
+}  // namespace
+
+QuantizedGeometry check_gptq(const NamedParts& parts) {
   const Tensor& qweight = require_part(parts, "qweight", {DType::i32, DType::u32}, 2);
   const Tensor& qzeros = require_part(parts, "qzeros", {DType::i32, DType::u32}, 2);
   const Tensor& scales_part = require_part(parts, "scales", {}, 2);
@@ -30,19 +37,29 @@ DenseWeight dequantize_gptq(const NamedParts& parts) {
   const int64_t in = qweight.shape()[0] * 32 / bits;
   require_shape(in % groups == 0, scales_part,
                 fmt::format("groups do not divide in_features {}", in));
-  std::vector<int64_t> group_of(static_cast<size_t>(in));
-  for (int64_t i = 0; i < in; ++i) group_of[i] = i / (in / groups);
-  if (auto g = parts.find("g_idx"); g != parts.end()) {
+  if (parts.contains("g_idx")) {
     const Tensor& g_idx = require_part(parts, "g_idx", {DType::i32, DType::i64}, 1);
     require_shape(g_idx.shape()[0] == in, g_idx, fmt::format("expected [{}]", in));
     for (int64_t i = 0; i < in; ++i) {
-      const int64_t v =
-          g_idx.dtype() == DType::i32 ? g_idx.as<int32_t>()[i] : g_idx.as<int64_t>()[i];
+      const int64_t v = group_entry(g_idx, i);
       require_shape(v >= 0 && v < groups, g_idx, fmt::format("entry {} is {}, not a group", i, v));
-      group_of[i] = v;
     }
   }
-  const auto scales = floats_of(scales_part);
+  return {.dims = {out, in}, .groups = groups, .bits = bits};
+}
+
+DenseWeight dequantize_gptq(const NamedParts& parts) {
+  const QuantizedGeometry geometry = check_gptq(parts);
+  const int64_t out = geometry.dims.out, in = geometry.dims.in, groups = geometry.groups;
+  const int bits = geometry.bits;
+  const int64_t zero_words = out * bits / 32;
+  std::vector<int64_t> group_of(static_cast<size_t>(in));
+  const auto g_idx = parts.find("g_idx");
+  for (int64_t i = 0; i < in; ++i)
+    group_of[i] = g_idx != parts.end() ? group_entry(*g_idx->second, i) : i / (in / groups);
+  const auto scales = floats_of(*parts.at("scales"));
+  const Tensor& qweight = *parts.at("qweight");
+  const Tensor& qzeros = *parts.at("qzeros");
   const auto words = qweight.as<uint32_t>();
   const auto zero_bits = qzeros.as<uint32_t>();
   const uint32_t maxq = field_mask(bits);

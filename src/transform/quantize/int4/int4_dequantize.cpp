@@ -6,7 +6,7 @@
 
 namespace ballast {
 
-DenseWeight dequantize_int4(const NamedParts& parts) {
+QuantizedGeometry check_int4(const NamedParts& parts) {
   const Tensor& q = require_part(parts, "qweight", {DType::u8}, 2);
   const WeightDims d{q.shape()[0], q.shape()[1] * 2};
   const Tensor& scales_part = require_part(parts, "scales", {}, 2);
@@ -16,10 +16,16 @@ DenseWeight dequantize_int4(const NamedParts& parts) {
                 "expected [out, in / group_size]");
   require_shape(zeros_part.shape() == scales_part.shape(), zeros_part,
                 "expected the scales' shape");
-  const int64_t group = d.in / groups;
-  const auto scales = floats_of(scales_part);
-  const auto zeros = zeros_part.as<uint8_t>();
-  const auto packed = q.as<uint8_t>();
+  return {.dims = d, .groups = groups};
+}
+
+DenseWeight dequantize_int4(const NamedParts& parts) {
+  const QuantizedGeometry geometry = check_int4(parts);
+  const WeightDims d = geometry.dims;
+  const int64_t groups = geometry.groups, group = d.in / groups;
+  const auto scales = floats_of(*parts.at("scales"));
+  const auto zeros = parts.at("zeros")->as<uint8_t>();
+  const auto packed = parts.at("qweight")->as<uint8_t>();
   DenseWeight out{d, std::vector<float>(static_cast<size_t>(d.out * d.in))};
   for (int64_t r = 0; r < d.out; ++r)
     for (int64_t i = 0; i < d.in; ++i) {
