@@ -3,10 +3,14 @@
 // order, after the call that queued them has returned. The pipeline's scheduling (the staging
 // ring, buffer reuse after events, publishing after the last copy) is so tested on the CPU with
 // real asynchrony. An optional delay before each copy widens the window in which a buffer
-// reused too early would be overwritten before its copy ran.
+// reused too early would be overwritten before its copy ran. Its pinned memory is page-aligned,
+// as cudaHostAlloc's, so O_DIRECT reads land in the staging slots. It may offer a direct
+// storage path (direct_storage.hpp) that emulates GPUDirect Storage with a pread into its
+// "device" memory, so the loader's routing between that path and the pipeline is tested too.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include "cuda/device_backend.hpp"
@@ -16,8 +20,13 @@ namespace ballast {
 struct HostDeviceBackendOptions {
   Device device = Device::cuda(0);  // the device it stands in for
   std::chrono::microseconds copy_delay{0};
+  bool direct_storage = false;  // offer the emulated direct path (under automatic and required)
 };
 
 std::shared_ptr<DeviceBackend> make_host_device_backend(HostDeviceBackendOptions options = {});
+
+// Whether [memory, memory + n) lies inside one pinned allocation of `backend` (a host device
+// backend) that is not freed yet: tests check where reads land.
+bool is_pinned_by(const DeviceBackend& backend, const std::byte* memory, uint64_t n);
 
 }  // namespace ballast

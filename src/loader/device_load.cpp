@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "ballast/error.hpp"
-#include "io/read_engine.hpp"
+#include "loader/device_reads.hpp"
 
 namespace ballast {
 namespace {
@@ -32,7 +32,8 @@ DeviceUploader& DeviceUploads::uploader_for(const std::shared_ptr<DeviceBackend>
 }
 
 TensorRef load_to_device(const PreparedLoad& p, DeviceTensorFactory& factory,
-                         DeviceUploader& uploader, const MaterializeOptions& host) {
+                         DeviceUploader& uploader, const MaterializeOptions& host,
+                         GpuDirectStorage gds) {
   const LoadPlan& plan = p.plan;
   if (plan.quantize) throw Error(ErrorCode::unsupported, "quantized bundles load to the host only");
   auto storage = factory.allocate(plan.out_nbytes, host.alignment);
@@ -40,12 +41,12 @@ TensorRef load_to_device(const PreparedLoad& p, DeviceTensorFactory& factory,
     const View& view = plan.view;
     std::optional<DeviceCast> cast;
     if (!plan.steps.empty()) cast = DeviceCast{plan.steps.front().from, plan.steps.front().to};
-    uploader.upload(
-        [&](uint64_t at, std::span<std::byte> out) {
-          read_into(*view.data, view.offset + at, out, host.io);
-        },
-        *dtype_bytes_for(view.dtype, view.numel()), storage->data(), cast);
+    upload_stored({*view.data, view.offset, *dtype_bytes_for(view.dtype, view.numel())},
+                  storage->data(), cast, uploader, host.io, gds);
   } else {
+    if (gds == GpuDirectStorage::required)
+      fail_direct_storage_required(uploader.backend().device(),
+                                   "the tensor is transformed on the host");
     auto tensor = materialize(plan, p.name, host);
     const std::byte* bytes = tensor->data();
     uploader.upload(
