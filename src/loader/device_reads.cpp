@@ -11,14 +11,18 @@
 namespace ballast {
 namespace {
 
-// The backend's direct path, ready for `file`; null with `reason` set when there is none.
-DirectStorage* direct_path(DeviceBackend& backend, const std::optional<LocalFile>& file,
-                           GpuDirectStorage mode, std::string& reason) {
+// The backend's direct path, ready for the source's local file (opened into `file` with its
+// O_DIRECT descriptor); null with `reason` set when there is none.
+DirectStorage* direct_path(DeviceBackend& backend, const ByteSource& source, GpuDirectStorage mode,
+                           std::optional<LocalFile>& file, std::string& reason) {
   auto* offer = dynamic_cast<DirectStorageOffer*>(&backend);
   if (!offer) {
     reason = "the device backend has no direct path";
     return nullptr;
   }
+  DirectStorage* direct = offer->direct_storage(mode, reason);
+  if (!direct) return nullptr;
+  if (!file) file = local_file_of(source, true);
   if (!file) {
     reason = "the source is not a local file";
     return nullptr;
@@ -27,8 +31,6 @@ DirectStorage* direct_path(DeviceBackend& backend, const std::optional<LocalFile
     reason = "the file system refuses O_DIRECT";
     return nullptr;
   }
-  DirectStorage* direct = offer->direct_storage(mode, reason);
-  if (!direct) return nullptr;
   if (auto why = direct->prepare(*file)) {
     reason = std::move(*why);
     return nullptr;
@@ -50,10 +52,10 @@ void upload_stored(const StoredBytes& stored, std::byte* dst, std::optional<Devi
   const std::string& name = stored.source.name();
   const bool direct_io = io.method == IoMethod::direct;
   std::optional<LocalFile> file;
-  if (direct_io || gds != GpuDirectStorage::off) file = local_file_of(stored.source, true);
+  if (direct_io) file = local_file_of(stored.source, true);
   if (gds != GpuDirectStorage::off) {
     std::string reason;
-    if (DirectStorage* direct = direct_path(uploader.backend(), file, gds, reason)) {
+    if (DirectStorage* direct = direct_path(uploader.backend(), stored.source, gds, file, reason)) {
       uploader.upload_direct(
           [&](uint64_t at, std::span<std::byte> out) {
             direct->read(*file, stored.offset + at, out, name);
