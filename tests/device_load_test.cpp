@@ -285,9 +285,11 @@ TEST_F(DirectStorageTest, AutomaticReadsStraightToTheDeviceWhenTheBackendOffersI
   auto backend = make_host_device_backend({.direct_storage = true});
   expect_cpu_bytes(*backend, load(GpuDirectStorage::automatic, backend));
   EXPECT_EQ(backend->peak_pinned_bytes(), 0u) << "no staging slot was needed";
-  // A device cast reads the stored bytes into the slots' device scratch.
+  // A device cast reads the stored bytes into the slots' device scratch, still with no pinned
+  // memory.
   expect_cpu_bytes(*backend, load(GpuDirectStorage::required, backend, {Cast{DType::bf16}}),
                    {Cast{DType::bf16}});
+  EXPECT_EQ(backend->peak_pinned_bytes(), 0u);
 }
 
 TEST_F(DirectStorageTest, WithoutTheDirectPathOrWithItOffTheLoadStagesThroughTheRing) {

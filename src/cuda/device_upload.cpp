@@ -120,7 +120,8 @@ void DeviceUploader::upload_from_slots(const SlotFill& fill, uint64_t headroom,
     for (uint64_t at = 0; at < stored_bytes; at += chunk) {
       const uint64_t n = std::min(chunk, stored_bytes - at);
       held = &ring_.acquire();
-      const std::byte* bytes = held->host + fill(at, n, {held->host, ring_.slot_bytes()});
+      std::byte* host = ring_.host(*held);
+      const std::byte* bytes = host + fill(at, n, {host, ring_.slot_bytes()});
       if (cast) {
         std::byte* stored = ring_.scratch(*held);
         backend_->copy_to_device_async(stored, bytes, n, stream);

@@ -3,7 +3,9 @@
 // staging ring: no second host copy) and each chunk is copied to the device asynchronously on
 // one of several streams while the next chunk is read, so storage reads overlap bus transfers.
 // A chunk may be cast on the device: its stored (smaller or equal) bytes cross the bus and a
-// device cast writes the converted elements into place. Pinned memory stays within the ring's
+// device cast writes the converted elements into place. A direct storage read (upload_direct)
+// skips the host: it writes device memory itself, and a slot then lends only its device
+// scratch. Pinned memory stays within the ring's
 // budget, whatever the tensor sizes. Thread-safe: concurrent uploads share the ring and the
 // streams.
 #pragma once
