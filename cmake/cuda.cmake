@@ -30,3 +30,33 @@ if(NOT BALLAST_CUDA STREQUAL "OFF")
     message(STATUS "CUDA backend: off (no CUDA toolkit found)")
   endif()
 endif()
+
+# GPUDirect Storage (src/cuda/cufile_reader.cpp) compiles against cufile.h: the CUDA toolkit's,
+# or that of PyPI's nvidia-cufile wheel, which scripts/setup.sh installs into .venv (the CUDA 13
+# toolkit here has none). libcufile itself is opened at run time (dlopen), so binaries run where
+# it is missing. BALLAST_CUFILE=AUTO builds the cuFile path when the CUDA backend is built and
+# the header is found, ON requires it, OFF leaves it out; BALLAST_CUFILE_INCLUDE_DIR names the
+# header's folder by hand.
+set(BALLAST_CUFILE AUTO CACHE STRING "Build GPUDirect Storage (cuFile): AUTO, ON or OFF")
+set_property(CACHE BALLAST_CUFILE PROPERTY STRINGS AUTO ON OFF)
+
+set(BALLAST_HAVE_CUFILE OFF)
+if(BALLAST_HAVE_CUDA AND NOT BALLAST_CUFILE STREQUAL "OFF")
+  set(cufile_hints ${CUDAToolkit_INCLUDE_DIRS})
+  foreach(venv ${PROJECT_SOURCE_DIR}/.venv $ENV{VIRTUAL_ENV})
+    file(GLOB wheel_include_dirs ${venv}/lib/python3*/site-packages/nvidia/*/include)
+    list(APPEND cufile_hints ${wheel_include_dirs})
+  endforeach()
+  find_path(BALLAST_CUFILE_INCLUDE_DIR cufile.h HINTS ${cufile_hints})
+  if(BALLAST_CUFILE_INCLUDE_DIR)
+    set(BALLAST_HAVE_CUFILE ON)
+    message(STATUS "GPUDirect Storage: on (cufile.h in ${BALLAST_CUFILE_INCLUDE_DIR})")
+  elseif(BALLAST_CUFILE STREQUAL "ON")
+    message(FATAL_ERROR "BALLAST_CUFILE=ON but no cufile.h was found: run scripts/setup.sh "
+                        "(nvidia-cufile into .venv) or set BALLAST_CUFILE_INCLUDE_DIR")
+  else()
+    message(STATUS "GPUDirect Storage: off (no cufile.h found)")
+  endif()
+elseif(BALLAST_CUFILE STREQUAL "ON")
+  message(FATAL_ERROR "BALLAST_CUFILE=ON needs the CUDA backend (BALLAST_CUDA)")
+endif()

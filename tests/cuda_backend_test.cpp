@@ -3,14 +3,19 @@
 // casts, transposes and slices scattered on the device (with and without a cast) and
 // host-side transforms; quantized checkpoints dequantize on the device as on the CPU; the
 // device arena places tensors in the caller's cudaMalloc'd block; pinned memory stays within
-// the staging budget. scripts/gpu_check.sh runs it.
+// the staging budget; GPUDirect Storage (cuFile, skipped without libcufile) gives the same
+// bytes. scripts/gpu_check.sh runs it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "ballast/ballast.hpp"
 #include "ballast/cuda.hpp"
 #include "cuda/cuda_backend.hpp"
+#include "cuda/cufile_reader.hpp"
 #include "cuda/device_tensor_factory.hpp"
 #include "cuda_kernels_inputs.hpp"
 #include "support/safetensors_writer.hpp"
@@ -145,6 +150,34 @@ TEST_F(CudaBackendTest, CapabilitiesListCuda) {
   const auto caps = make_weight_loader()->capabilities();
   EXPECT_NE(std::find(caps.devices.begin(), caps.devices.end(), Device::Kind::cuda),
             caps.devices.end());
+}
+
+TEST_F(CudaBackendTest, GpuDirectStorageGivesTheBytesOfACpuLoad) {
+  std::string reason;
+  if (!cufile_direct_storage(0, GpuDirectStorage::required, reason))
+    GTEST_SKIP() << "no GPUDirect Storage: " << reason;
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECT);
+  if (fd < 0) GTEST_SKIP() << "the file system of " << path_ << " refuses O_DIRECT";
+  ::close(fd);
+  for (const std::vector<Transformation>& steps :
+       {std::vector<Transformation>{}, std::vector<Transformation>{Cast{DType::bf16}}}) {
+    SCOPED_TRACE(steps.empty() ? "plain" : "bf16 cast");
+    auto loader = make_weight_loader({.read_mode = ReadMode::direct,
+                                      .num_threads = 4,
+                                      .max_staging_bytes = kStaging,
+                                      .gpu_direct_storage = GpuDirectStorage::required});
+    const auto want = make_weight_loader()->load_tensors(specs(Device::cpu(), steps));
+    const auto got = loader->load_tensors(specs(Device::cuda(0), steps));
+    for (size_t i = 0; i < got.size(); ++i) expect_same(*got[i], *want[i]);
+  }
+}
+
+TEST(CuFile, WithoutADeviceThereIsNoDirectPathAndTheReasonSaysWhy) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  std::string reason;
+  EXPECT_EQ(cufile_direct_storage(0, GpuDirectStorage::required, reason), nullptr);
+  EXPECT_FALSE(reason.empty());
+  std::cout << "no direct path: " << reason << "\n";
 }
 
 }  // namespace

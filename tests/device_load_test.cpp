@@ -10,16 +10,21 @@
 // block. Without a CUDA device, a cuda(n) load fails naming the device.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "ballast/ballast.hpp"
 #include "ballast/cuda.hpp"
 #include "cuda/device_tensor_factory.hpp"
 #include "cuda/host_device_backend.hpp"
 #include "cuda_kernels_inputs.hpp"
+#include "io/os.hpp"
+#include "loader/default_loader.hpp"
 #include "support/safetensors_writer.hpp"
 #include "support/test_support.hpp"
 #include "transform/cast.hpp"
@@ -403,6 +408,150 @@ TEST_F(DeviceLoadTest, WithoutACudaDeviceALoadFailsNamingTheDevice) {
       << error.what();
   const auto caps = make_weight_loader()->capabilities();
   EXPECT_EQ(std::count(caps.devices.begin(), caps.devices.end(), Device::Kind::cuda), 0);
+}
+
+// The real file calls, noting which descriptors were opened with O_DIRECT and where each read
+// on them landed.
+class DirectReadsOs final : public OsWrapper {
+ public:
+  DirectReadsOs() : OsWrapper(real_os()) {}
+
+  struct Read {
+    const std::byte* buffer;
+    size_t count;
+  };
+
+  int open(const char* path, int flags, mode_t mode) const override {
+    const int fd = OsWrapper::open(path, flags, mode);
+    std::lock_guard lock(mutex_);
+    if (fd >= 0 && (flags & O_DIRECT)) direct_fds_.insert(fd);
+    return fd;
+  }
+  ssize_t pread(int fd, void* buf, size_t count, off_t offset) const override {
+    {
+      std::lock_guard lock(mutex_);
+      if (direct_fds_.contains(fd)) reads_.push_back({static_cast<std::byte*>(buf), count});
+    }
+    return OsWrapper::pread(fd, buf, count, offset);
+  }
+
+  std::vector<Read> direct_reads() const {
+    std::lock_guard lock(mutex_);
+    return reads_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::set<int> direct_fds_;
+  mutable std::vector<Read> reads_;
+};
+
+TEST_F(DeviceLoadTest, ODirectReadsLandInTheStagingSlotsForUnalignedTensors) {
+  // Byte tensors of odd sizes, so that every tensor starts and ends off a 4 KiB boundary,
+  // and f32 ones cast on the device.
+  std::vector<StTensor> tensors;
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) {
+    const size_t n = 1 + static_cast<size_t>(i) * 4099 % 21001;
+    std::string bytes(n, '\0');
+    for (size_t k = 0; k < n; ++k) bytes[k] = static_cast<char>((k * 31 + i) % 251);
+    tensors.push_back({"u" + std::to_string(i), "U8", {static_cast<int64_t>(n)}, bytes});
+    const size_t m = 1 + static_cast<size_t>(i) * 1237 % 9001;
+    tensors.push_back({"f" + std::to_string(i),
+                       "F32",
+                       {static_cast<int64_t>(m)},
+                       f32_bytes(values(m, static_cast<float>(i)))});
+  }
+  const auto path = dir_ / "odd.safetensors";
+  write_file(path, safetensors_file(tensors));
+  std::vector<TensorSpec> on_device, on_cpu;
+  for (const auto& t : tensors) {
+    std::vector<Transformation> steps;
+    if (t.name[0] == 'f') steps.push_back(Cast{DType::bf16});
+    on_device.push_back({.name = t.name,
+                         .device = Device::cuda(0),
+                         .source = WeightSource::file(path),
+                         .transformations = steps});
+    on_cpu.push_back(on_device.back());
+    on_cpu.back().device = Device::cpu();
+  }
+  auto os = std::make_shared<DirectReadsOs>();
+  auto backend = make_host_device_backend({.copy_delay = std::chrono::microseconds(20)});
+  auto loader = make_default_loader_with_os(
+      config(ReadMode::direct, make_device_tensor_factory(backend)), os);
+  const auto got = loader->load_tensors(on_device);
+  const auto want = make_weight_loader()->load_tensors(on_cpu);
+  for (size_t i = 0; i < got.size(); ++i) expect_same(*backend, *got[i], *want[i]);
+  EXPECT_LE(backend->peak_pinned_bytes(), kStaging);
+  const auto reads = os->direct_reads();
+  if (reads.empty()) GTEST_SKIP() << "the file system of " << path << " refuses O_DIRECT";
+  // Every O_DIRECT read landed in a pinned staging slot: no bounce buffer beside the ring.
+  for (const auto& read : reads)
+    EXPECT_TRUE(is_pinned_by(*backend, read.buffer, read.count))
+        << read.count << " bytes read to " << static_cast<const void*>(read.buffer);
+}
+
+// The emulated GPUDirect Storage of the host device backend: a load to it under each mode,
+// on a backend with and without the direct path.
+class DirectStorageTest : public DeviceLoadTest {
+ protected:
+  std::vector<TensorRef> load(GpuDirectStorage gds, const std::shared_ptr<DeviceBackend>& backend,
+                              std::vector<Transformation> steps = {}) {
+    WeightLoaderConfig c = config(ReadMode::read, make_device_tensor_factory(backend));
+    c.gpu_direct_storage = gds;
+    return make_weight_loader(c)->load_tensors(specs(Device::cuda(0), std::move(steps)));
+  }
+
+  void expect_cpu_bytes(DeviceBackend& backend, const std::vector<TensorRef>& got,
+                        std::vector<Transformation> steps = {}) {
+    const auto want = make_weight_loader()->load_tensors(specs(Device::cpu(), std::move(steps)));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) expect_same(backend, *got[i], *want[i]);
+  }
+
+  // Whether this file system gives the file an O_DIRECT descriptor, as the direct path needs.
+  bool file_takes_o_direct() const {
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECT);
+    if (fd >= 0) ::close(fd);
+    return fd >= 0;
+  }
+};
+
+TEST_F(DirectStorageTest, AutomaticReadsStraightToTheDeviceWhenTheBackendOffersIt) {
+  if (!file_takes_o_direct()) GTEST_SKIP() << "the file system refuses O_DIRECT";
+  auto backend = make_host_device_backend({.direct_storage = true});
+  expect_cpu_bytes(*backend, load(GpuDirectStorage::automatic, backend));
+  EXPECT_EQ(backend->peak_pinned_bytes(), 0u) << "no staging slot was needed";
+  // A device cast reads the stored bytes into the slots' device scratch, still with no pinned
+  // memory.
+  expect_cpu_bytes(*backend, load(GpuDirectStorage::required, backend, {Cast{DType::bf16}}),
+                   {Cast{DType::bf16}});
+  EXPECT_EQ(backend->peak_pinned_bytes(), 0u);
+}
+
+TEST_F(DirectStorageTest, WithoutTheDirectPathOrWithItOffTheLoadStagesThroughTheRing) {
+  auto without = make_host_device_backend();
+  expect_cpu_bytes(*without, load(GpuDirectStorage::automatic, without));
+  EXPECT_GT(without->peak_pinned_bytes(), 0u);
+  auto off = make_host_device_backend({.direct_storage = true});
+  expect_cpu_bytes(*off, load(GpuDirectStorage::off, off));
+  EXPECT_GT(off->peak_pinned_bytes(), 0u);
+}
+
+TEST_F(DirectStorageTest, RequiredWithoutTheDirectPathFailsNamingTheDeviceAndTheReason) {
+  auto backend = make_host_device_backend();
+  const auto error = error_of([&] { load(GpuDirectStorage::required, backend); });
+  EXPECT_EQ(error.code(), ErrorCode::unsupported);
+  EXPECT_NE(error.message().find("cuda:0"), std::string::npos) << error.what();
+  EXPECT_NE(error.message().find("offers no direct path"), std::string::npos) << error.what();
+  // A tensor transformed on the host (two steps) cannot go straight to the device either.
+  if (!file_takes_o_direct()) return;
+  auto direct = make_host_device_backend({.direct_storage = true});
+  const auto on_host = error_of([&] {
+    load(GpuDirectStorage::required, direct, {Cast{DType::f16}, Scale{2.0}});
+  });
+  EXPECT_EQ(on_host.code(), ErrorCode::unsupported);
+  EXPECT_NE(on_host.message().find("transformed on the host"), std::string::npos) << on_host.what();
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // GB/s into CUDA device memory: ballast's loads (page cache through pread and io_uring, an
-// O_DIRECT read, casts on load) against the bound of the same bytes copied by one cudaMemcpy
-// from pinned host memory, in one run on one machine. Also the peak pinned staging against its
-// budget and the device memory a load takes beyond its tensors. Prints one JSON object.
+// O_DIRECT read, casts on load, GPUDirect Storage through cuFile) against the bound of the
+// same bytes copied by one cudaMemcpy from pinned host memory, in one run on one machine. Also
+// the peak pinned staging against its budget and the device memory a load takes beyond its
+// tensors. The pipeline's rows turn GPUDirect Storage off; the GDS row requires it (an error
+// in its row when libcufile or the file system refuses) and says whether cuFile ran through
+// nvidia-fs or in its compatibility mode. Prints one JSON object.
 //
 //   gpu_load_bench FILE.safetensors [--threads N] [--staging BYTES] [--runs N]
 #include <cuda_runtime_api.h>
@@ -68,14 +71,16 @@ struct LoadResult {
 };
 
 LoadResult load_seconds(const std::string& path, ballast::ReadMode mode,
-                        std::optional<ballast::DType> cast, int threads, uint64_t staging,
-                        int runs) {
+                        std::optional<ballast::DType> cast, int threads, uint64_t staging, int runs,
+                        ballast::GpuDirectStorage gds = ballast::GpuDirectStorage::off) {
   LoadResult result;
   const auto source = ballast::WeightSource::file(path);
   for (int i = 0; i < runs; ++i) {
     const uint64_t before = device_used();
-    auto loader = ballast::make_weight_loader(
-        {.read_mode = mode, .num_threads = threads, .max_staging_bytes = staging});
+    auto loader = ballast::make_weight_loader({.read_mode = mode,
+                                               .num_threads = threads,
+                                               .max_staging_bytes = staging,
+                                               .gpu_direct_storage = gds});
     std::vector<ballast::TensorSpec> specs;
     for (const auto& [name, info] : loader->get_metadata(source).tensors) {
       ballast::TensorSpec spec{.name = name, .device = Device::cuda(0), .source = source};
@@ -146,6 +151,19 @@ int main(int argc, char** argv) try {
   out["ballast_cast_bf16_fp8"]["cost_over_plain"] = fp8.seconds / plain.seconds - 1;
   report("ballast_o_direct", load_seconds(path, ReadMode::direct, {}, threads, staging, 1),
          plain.tensor_bytes);
+  try {
+    report("ballast_gds",
+           load_seconds(path, ReadMode::direct, {}, threads, staging, 1,
+                        ballast::GpuDirectStorage::required),
+           plain.tensor_bytes);
+  } catch (const ballast::Error& e) {
+    out["ballast_gds"] = {{"error", e.what()}};
+  }
+  // Without the nvidia-fs module cuFile runs in its compatibility mode (POSIX reads into its
+  // own buffers, then a copy): a GDS figure then measures that, not DMA from the storage.
+  out["ballast_gds"]["mode"] = std::filesystem::exists("/proc/driver/nvidia-fs")
+                                   ? "nvidia-fs"
+                                   : "cuFile compatibility mode (no nvidia-fs)";
   out["peak_pinned_bytes"] = ballast::cuda_backend(0)->peak_pinned_bytes();
   out["peak_pinned_within_budget"] = ballast::cuda_backend(0)->peak_pinned_bytes() <= staging;
   std::printf("%s\n", out.dump(2).c_str());

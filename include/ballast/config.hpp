@@ -31,6 +31,18 @@ enum class ReadMode : uint8_t { automatic, mmap, read, io_uring, direct };
 
 std::string_view read_mode_name(ReadMode mode);
 
+// Whether loads to a CUDA device read files straight into device memory with GPUDirect Storage
+// (cuFile, docs/gpu.md "GPUDirect Storage") instead of through the pinned staging ring. Only
+// plain reads of a local file qualify: contiguous, native byte order, no step or one cast the
+// device runs.
+//  - automatic: GDS where libcufile loads, its driver opens, the file registers and the
+//    nvidia-fs kernel module is loaded; the pinned pipeline otherwise (cuFile's compatibility
+//    mode, without nvidia-fs, reads through the page cache and a copy: no faster).
+//  - off: always the pinned pipeline.
+//  - required: GDS for every device load, also in cuFile's compatibility mode; a load that
+//    cannot use it fails with `unsupported` naming the device and the reason.
+enum class GpuDirectStorage : uint8_t { automatic, off, required };
+
 // Whether the caller may write zero-copy views of local files in place (Storage::writable()).
 // A writable view is a private copy-on-write mapping: a write copies the page for this process
 // and never reaches the file. Where such a mapping cannot be made, tensors are read into owned
@@ -78,6 +90,7 @@ struct WeightLoaderConfig {
   // Bounce and staging memory (O_DIRECT buffers, copies of strided views) never exceeds this,
   // summed over all threads; a strided view larger than its share is read in place instead.
   uint64_t max_staging_bytes = 64 << 20;
+  GpuDirectStorage gpu_direct_storage = GpuDirectStorage::automatic;  // device loads' reads
   Limits limits;
   // Allocators per device; the CPU one is always present.
   std::vector<std::shared_ptr<TensorFactory>> factories;

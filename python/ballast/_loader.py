@@ -82,6 +82,9 @@ class Loader:
         alignment: alignment of ballast's own buffers (power of two, 16..4096).
         read_chunk_bytes: reads larger than this are split and run concurrently.
         max_staging_bytes: bound on bounce and staging memory.
+        gpu_direct_storage: loads to a CUDA device through GPUDirect Storage (cuFile): "auto"
+            (where libcufile and nvidia-fs are present, else pinned staging), "off" or
+            "required" (fail with UnsupportedError where it cannot be used); docs/gpu.md.
         enable_caching: download remote files once into the cache (else read byte ranges).
         cache_dir: the URL/S3 object cache (default $BALLAST_CACHE or ~/.cache/ballast).
         max_cache_size: evict least recently used objects beyond this many bytes (0: no bound).
@@ -111,7 +114,8 @@ class Loader:
     def __init__(self, *, read_mode: Optional[str] = None, mapped_writes: str = "call",
                  num_threads: Optional[int] = None,
                  alignment: Optional[int] = None, read_chunk_bytes: Optional[int] = None,
-                 max_staging_bytes: Optional[int] = None, enable_caching: Optional[bool] = None,
+                 max_staging_bytes: Optional[int] = None,
+                 gpu_direct_storage: Optional[str] = None, enable_caching: Optional[bool] = None,
                  cache_dir: Optional[str] = None, max_cache_size: Optional[int] = None,
                  max_concurrent_downloads: Optional[int] = None,
                  download_chunk_bytes: Optional[int] = None,

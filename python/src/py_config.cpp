@@ -73,6 +73,15 @@ MappedWrites to_mapped_writes(nb::handle value) {
       ("mapped_writes is 'call', 'loader' or 'refused', not '" + name + "'").c_str());
 }
 
+GpuDirectStorage to_gpu_direct_storage(nb::handle value) {
+  auto name = nb::cast<std::string>(value);
+  if (name == "auto") return GpuDirectStorage::automatic;
+  if (name == "off") return GpuDirectStorage::off;
+  if (name == "required") return GpuDirectStorage::required;
+  throw nb::value_error(
+      ("gpu_direct_storage is 'auto', 'off' or 'required', not '" + name + "'").c_str());
+}
+
 // The callback runs on download threads: it takes the GIL, and a Python error in it is
 // reported as unraisable rather than breaking the download.
 std::function<void(const DownloadProgress&)> to_progress(nb::handle value) {
@@ -116,6 +125,8 @@ WeightLoaderConfig to_config(const nb::dict& options) {
       field("alignment", &C::alignment),
       field("read_chunk_bytes", &C::read_chunk_bytes),
       field("max_staging_bytes", &C::max_staging_bytes),
+      {"gpu_direct_storage",
+       [](C& c, nb::handle v) { c.gpu_direct_storage = to_gpu_direct_storage(v); }},
       {"limits", [](C& c, nb::handle v) { c.limits = to_limits(v); }},
   };
   WeightLoaderConfig config;

@@ -1,5 +1,6 @@
 // The CUDA runtime DeviceBackend (see cuda_backend.hpp): cudaMalloc'd tensors, cudaHostAlloc'd
-// staging, cudaMemcpyAsync on non-blocking streams, events without timing.
+// staging, cudaMemcpyAsync on non-blocking streams, events without timing; GPUDirect Storage
+// through cuFile as its direct path (cufile_reader.hpp).
 #include <cuda_runtime_api.h>
 
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "ballast/error.hpp"
 #include "cuda/cuda_backend.hpp"
+#include "cuda/cufile_reader.hpp"
 
 namespace ballast {
 namespace {
@@ -22,11 +24,15 @@ namespace {
                                 cudaGetErrorString(status), cudaGetErrorName(status)));
 }
 
-class CudaBackend final : public DeviceBackend {
+class CudaBackend final : public DeviceBackend, public DirectStorageOffer {
  public:
   explicit CudaBackend(int index) : index_(index) {}
 
   Device device() const override { return Device::cuda(index_); }
+
+  DirectStorage* direct_storage(GpuDirectStorage mode, std::string& reason) override {
+    return cufile_direct_storage(index_, mode, reason);
+  }
 
   std::byte* allocate_device(uint64_t nbytes) override {
     use_device();

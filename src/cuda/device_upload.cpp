@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
 #include "cuda/strided_chunks.hpp"
 
 namespace ballast {
@@ -57,25 +60,64 @@ DeviceStream DeviceUploader::next_stream() {
 
 void DeviceUploader::upload(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
                             std::optional<DeviceCast> cast) {
+  upload_from_slots(
+      [&](uint64_t at, uint64_t n, std::span<std::byte> slot) {
+        fill(at, slot.first(n));
+        return uint64_t{0};
+      },
+      0, stored_bytes, dst, cast);
+}
+
+void DeviceUploader::upload_from_slots(const SlotFill& fill, uint64_t headroom,
+                                       uint64_t stored_bytes, std::byte* dst,
+                                       std::optional<DeviceCast> cast) {
   if (stored_bytes == 0) return;
+  if (headroom >= ring_.slot_bytes())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("staging slots of {} bytes leave no room beside a {}-byte head",
+                            ring_.slot_bytes(), headroom));
   // A chunk holds whole units of the stored type: elements, or blocks of a block type.
   const uint64_t unit_bytes = cast ? dtype_info(cast->from).block_bytes : 1;
   const uint64_t unit_elements = cast ? dtype_info(cast->from).block_elements : 1;
   const uint64_t unit_out_bytes = cast ? *dtype_bytes_for(cast->to, unit_elements) : 1;
+  const uint64_t room = ring_.slot_bytes() - headroom;
+  const uint64_t chunk = std::max(room / unit_bytes * unit_bytes, unit_bytes);
+  run_chunks(
+      (stored_bytes + chunk - 1) / chunk, [&](uint64_t i, StagingSlot& slot, DeviceStream stream) {
+        const uint64_t at = i * chunk;
+        const uint64_t n = std::min(chunk, stored_bytes - at);
+        std::byte* host = ring_.host(slot);
+        const std::byte* bytes = host + fill(at, n, {host, ring_.slot_bytes()});
+        if (cast) {
+          std::byte* stored = ring_.scratch(slot);
+          backend_->copy_to_device_async(stored, bytes, n, stream);
+          backend_->cast_async(cast->from, stored, cast->to, dst + at / unit_bytes * unit_out_bytes,
+                               n / unit_bytes * unit_elements, stream);
+        } else {
+          backend_->copy_to_device_async(dst + at, bytes, n, stream);
+        }
+      });
+}
+
+void DeviceUploader::upload_direct(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
+                                   std::optional<DeviceCast> cast) {
+  if (stored_bytes == 0) return;
+  if (!cast) {
+    fill(0, {dst, stored_bytes});
+    return;
+  }
+  const uint64_t unit_bytes = dtype_info(cast->from).block_bytes;
+  const uint64_t unit_elements = dtype_info(cast->from).block_elements;
+  const uint64_t unit_out_bytes = *dtype_bytes_for(cast->to, unit_elements);
   const uint64_t chunk = std::max(ring_.slot_bytes() / unit_bytes * unit_bytes, unit_bytes);
   run_chunks(
       (stored_bytes + chunk - 1) / chunk, [&](uint64_t i, StagingSlot& slot, DeviceStream stream) {
         const uint64_t at = i * chunk;
         const uint64_t n = std::min(chunk, stored_bytes - at);
-        fill(at, {slot.host, n});
-        if (cast) {
-          std::byte* stored = ring_.scratch(slot);
-          backend_->copy_to_device_async(stored, slot.host, n, stream);
-          backend_->cast_async(cast->from, stored, cast->to, dst + at / unit_bytes * unit_out_bytes,
-                               n / unit_bytes * unit_elements, stream);
-        } else {
-          backend_->copy_to_device_async(dst + at, slot.host, n, stream);
-        }
+        std::byte* stored = ring_.scratch(slot);
+        fill(at, {stored, n});
+        backend_->cast_async(cast->from, stored, cast->to, dst + at / unit_bytes * unit_out_bytes,
+                             n / unit_bytes * unit_elements, stream);
       });
 }
 
@@ -106,9 +148,10 @@ void DeviceUploader::upload_strided(const ChunkFill& fill, ChunkLayout layout, D
     for (size_t d = c.shape.size(); d-- > 1;) packed[d - 1] = packed[d] * c.shape[d];
     const uint64_t elements =
         layout == ChunkLayout::span ? c.span : static_cast<uint64_t>(packed[0] * c.shape[0]);
-    fill(c, {slot.host, elements * in});
+    std::byte* host = ring_.host(slot);
+    fill(c, {host, elements * in});
     std::byte* scratch = ring_.scratch(slot);
-    backend_->copy_to_device_async(scratch, slot.host, elements * in, stream);
+    backend_->copy_to_device_async(scratch, host, elements * in, stream);
     const std::byte* source = scratch;
     if (cast) {
       std::byte* converted = scratch + (elements * in + kConvertedAlignment - 1) /

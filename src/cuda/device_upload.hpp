@@ -3,10 +3,11 @@
 // staging ring: no second host copy) and each chunk is copied to the device asynchronously on
 // one of several streams while the next chunk is read, so storage reads overlap bus transfers.
 // A chunk may be cast on the device: its stored (smaller or equal) bytes cross the bus and a
-// device cast writes the converted elements into place. Pinned memory stays within the ring's
-// budget, whatever the tensor sizes. A strided view (a transpose, a slice) crosses the bus as
-// the stored spans it covers, scattered into place (and cast) on the device. Thread-safe:
-// concurrent uploads share the ring and the streams.
+// device cast writes the converted elements into place. A strided view (a transpose, a slice)
+// crosses the bus as the stored spans it covers, scattered into place (and cast) on the device.
+// A direct storage read (upload_direct) skips the host: it writes device memory itself, and a
+// slot then lends only its device scratch. Pinned memory stays within the ring's budget,
+// whatever the tensor sizes. Thread-safe: concurrent uploads share the ring and the streams.
 #pragma once
 
 #include <atomic>
@@ -26,6 +27,10 @@ namespace ballast {
 
 // Produces host bytes [offset, offset + out.size()) of a tensor's stored bytes into `out`.
 using HostFill = std::function<void(uint64_t offset, std::span<std::byte> out)>;
+// Produces stored bytes [offset, offset + n) somewhere in `slot` (a whole staging slot,
+// page-aligned) and returns where they begin in it: an O_DIRECT read lands the aligned range
+// covering them (direct_read.hpp), so they begin past its unaligned head.
+using SlotFill = std::function<uint64_t(uint64_t offset, uint64_t n, std::span<std::byte> slot)>;
 
 struct DeviceCast {
   DType from;
@@ -58,6 +63,16 @@ class DeviceUploader {
   // or reads a slot any longer.
   void upload(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
               std::optional<DeviceCast> cast = std::nullopt);
+  // As upload, with chunks of at most slot_bytes() - `headroom` stored bytes, each produced by
+  // `fill` at the offset it returns (at most `headroom`) in its slot. Needs headroom below
+  // slot_bytes().
+  void upload_from_slots(const SlotFill& fill, uint64_t headroom, uint64_t stored_bytes,
+                         std::byte* dst, std::optional<DeviceCast> cast = std::nullopt);
+  // As upload, with `fill` writing the stored bytes straight into device memory (a direct
+  // storage read, direct_storage.hpp): all of them into dst at once, or, when `cast` is set,
+  // chunk by chunk into the staging slots' device scratch that the cast reads.
+  void upload_direct(const HostFill& fill, uint64_t stored_bytes, std::byte* dst,
+                     std::optional<DeviceCast> cast = std::nullopt);
 
   // Whether `upload_strided` can move a view of `rank` dimensions of `stored` elements, cast to
   // `cast` when set, to the device.

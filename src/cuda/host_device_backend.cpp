@@ -2,33 +2,65 @@
 #include "cuda/host_device_backend.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "ballast/error.hpp"
+#include "cuda/direct_storage.hpp"
 #include "cuda/kernels/checkpoint_math.cuh"
 #include "cuda/kernels/strided_layout.cuh"
+#include "io/os.hpp"
 #include "transform/cast.hpp"
 
 namespace ballast {
 namespace {
 
-constexpr size_t kAlignment = 256;  // as cudaMalloc's
+constexpr size_t kAlignment = 256;         // as cudaMalloc's
+constexpr size_t kPinnedAlignment = 4096;  // a page, as cudaHostAlloc's
 
-std::byte* allocate_aligned(uint64_t nbytes) {
+std::byte* allocate_aligned(uint64_t nbytes, size_t alignment = kAlignment) {
   return static_cast<std::byte*>(
-      ::operator new (std::max<uint64_t>(nbytes, 1), std::align_val_t{kAlignment}));
+      ::operator new (std::max<uint64_t>(nbytes, 1), std::align_val_t{alignment}));
 }
 
-void free_aligned(std::byte* memory) noexcept {
-  ::operator delete (memory, std::align_val_t{kAlignment});
+void free_aligned(std::byte* memory, size_t alignment = kAlignment) noexcept {
+  ::operator delete (memory, std::align_val_t{alignment});
 }
+
+// The emulated GPUDirect Storage: a file with an O_DIRECT descriptor (as cuFile needs) is read
+// with pread straight into the "device" memory.
+class HostDirectStorage final : public DirectStorage {
+ public:
+  explicit HostDirectStorage(Device device) : device_(device) {}
+
+  std::optional<std::string> prepare(const LocalFile& file) override {
+    if (file.direct_fd < 0) return "the file has no O_DIRECT descriptor";
+    return std::nullopt;
+  }
+  void read(const LocalFile& file, uint64_t offset, std::span<std::byte> out,
+            const std::string& name) override {
+    const ssize_t got = pread_full(*file.os, file.fd, out.data(), out.size(),
+                                   static_cast<off_t>(file.base + offset));
+    if (got < 0 || static_cast<uint64_t>(got) != out.size())
+      throw Error(ErrorCode::io,
+                  fmt::format("direct read to {} failed: {}", to_string(device_),
+                              got < 0 ? std::strerror(errno) : "the file ended early"),
+                  {.source = name, .offset = offset});
+  }
+
+ private:
+  Device device_;
+};
 
 // One stream: its queued tasks run in order on its own thread.
 class HostStream {
@@ -82,9 +114,25 @@ struct HostEvent {
   uint64_t completed = 0;
 };
 
-class HostDeviceBackend final : public DeviceBackend {
+class HostDeviceBackend final : public DeviceBackend, public DirectStorageOffer {
  public:
-  explicit HostDeviceBackend(HostDeviceBackendOptions options) : options_(options) {}
+  explicit HostDeviceBackend(HostDeviceBackendOptions options)
+      : options_(options), direct_(options.device) {}
+
+  DirectStorage* direct_storage(GpuDirectStorage, std::string& reason) override {
+    if (options_.direct_storage) return &direct_;
+    reason = "the host device backend offers no direct path";
+    return nullptr;
+  }
+
+  bool owns_pinned(const std::byte* memory, uint64_t n) const {
+    std::lock_guard lock(pinned_mutex_);
+    auto it = pinned_.upper_bound(memory);
+    if (it == pinned_.begin()) return false;
+    --it;
+    return memory >= it->first && n <= it->second &&
+           static_cast<uint64_t>(memory - it->first) <= it->second - n;
+  }
 
   Device device() const override { return options_.device; }
 
@@ -210,8 +258,19 @@ class HostDeviceBackend final : public DeviceBackend {
   }
 
  protected:
-  std::byte* allocate_pinned_memory(uint64_t nbytes) override { return allocate_aligned(nbytes); }
-  void free_pinned_memory(std::byte* memory) noexcept override { free_aligned(memory); }
+  std::byte* allocate_pinned_memory(uint64_t nbytes) override {
+    std::byte* memory = allocate_aligned(nbytes, kPinnedAlignment);
+    std::lock_guard lock(pinned_mutex_);
+    pinned_[memory] = nbytes;
+    return memory;
+  }
+  void free_pinned_memory(std::byte* memory) noexcept override {
+    {
+      std::lock_guard lock(pinned_mutex_);
+      pinned_.erase(memory);
+    }
+    free_aligned(memory, kPinnedAlignment);
+  }
 
  private:
   struct Bytes16 {
@@ -260,6 +319,9 @@ class HostDeviceBackend final : public DeviceBackend {
   mutable std::mutex counters_mutex_;
   std::unordered_map<const std::byte*, uint64_t> sizes_;  // live device allocations
   HostDeviceCounters counters_;
+  HostDirectStorage direct_;
+  mutable std::mutex pinned_mutex_;
+  std::map<const std::byte*, uint64_t> pinned_;  // live pinned allocations and their sizes
 };
 
 }  // namespace
@@ -275,6 +337,11 @@ HostDeviceCounters host_device_counters(const DeviceBackend& backend) {
         ErrorCode::invalid_argument,
         "host_device_counters: " + to_string(backend.device()) + " is not the host device backend");
   return host->counters();
+}
+
+bool is_pinned_by(const DeviceBackend& backend, const std::byte* memory, uint64_t n) {
+  const auto* host = dynamic_cast<const HostDeviceBackend*>(&backend);
+  return host && host->owns_pinned(memory, n);
 }
 
 }  // namespace ballast

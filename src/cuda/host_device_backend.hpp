@@ -5,10 +5,14 @@
 // after events, publishing after the last copy) and its routing of transforms to the device
 // are so tested on the CPU with real asynchrony. An optional delay before each copy widens the
 // window in which a buffer reused too early would be overwritten before its copy ran. It counts
-// device memory (live and peak bytes) and the bytes copied to the device.
+// device memory (live and peak bytes) and the bytes copied to the device. Its pinned memory is
+// page-aligned, as cudaHostAlloc's, so O_DIRECT reads land in the staging slots. It may offer a
+// direct storage path (direct_storage.hpp) that emulates GPUDirect Storage with a pread into its
+// "device" memory, so the loader's routing between that path and the pipeline is tested too.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 
 #include "cuda/device_backend.hpp"
@@ -18,6 +22,7 @@ namespace ballast {
 struct HostDeviceBackendOptions {
   Device device = Device::cuda(0);  // the device it stands in for
   std::chrono::microseconds copy_delay{0};
+  bool direct_storage = false;  // offer the emulated direct path (under automatic and required)
 };
 
 std::shared_ptr<DeviceBackend> make_host_device_backend(HostDeviceBackendOptions options = {});
@@ -30,5 +35,9 @@ struct HostDeviceCounters {
 
 // The counters of a backend make_host_device_backend made (Error(invalid_argument) for another).
 HostDeviceCounters host_device_counters(const DeviceBackend& backend);
+
+// Whether [memory, memory + n) lies inside one pinned allocation of `backend` (a host device
+// backend) that is not freed yet: tests check where reads land.
+bool is_pinned_by(const DeviceBackend& backend, const std::byte* memory, uint64_t n);
 
 }  // namespace ballast

@@ -15,7 +15,7 @@ StagingRing::~StagingRing() {
   for (auto& slot : slots_) {
     if (slot->pending) backend_->synchronize_event(slot->event);
     backend_->destroy_event(slot->event);
-    backend_->free_pinned(slot->host, slot_bytes_);
+    if (slot->host) backend_->free_pinned(slot->host, slot_bytes_);
     if (slot->scratch) backend_->free_device(slot->scratch);
   }
 }
@@ -38,9 +38,7 @@ StagingSlot& StagingRing::acquire() {
   auto slot = std::make_unique<StagingSlot>();
   try {
     slot->event = backend_->create_event();
-    slot->host = backend_->allocate_pinned(slot_bytes_);
   } catch (...) {
-    if (slot->event) backend_->destroy_event(slot->event);
     lock.lock();
     --making_;
     returned_.notify_one();
@@ -59,6 +57,11 @@ void StagingRing::release(StagingSlot& slot, bool pending) {
     free_.push_back(&slot);
   }
   returned_.notify_one();
+}
+
+std::byte* StagingRing::host(StagingSlot& slot) {
+  if (!slot.host) slot.host = backend_->allocate_pinned(slot_bytes_);
+  return slot.host;
 }
 
 std::byte* StagingRing::scratch(StagingSlot& slot) {

@@ -17,7 +17,7 @@
 namespace ballast {
 
 struct StagingSlot {
-  std::byte* host = nullptr;     // pinned, slot_bytes long
+  std::byte* host = nullptr;     // pinned, slot_bytes long (lazy: a direct read needs none)
   std::byte* scratch = nullptr;  // device memory for stored bytes a device cast reads (lazy)
   DeviceEvent event = nullptr;   // recorded after the slot's last queued use
   bool pending = false;          // `event` was recorded and not yet waited for
@@ -38,6 +38,8 @@ class StagingRing {
   StagingSlot& acquire();
   // Gives a slot back; `pending`: an event was recorded on it after its last queued use.
   void release(StagingSlot& slot, bool pending);
+  // The slot's pinned host buffer (slot_bytes), allocated on first use.
+  std::byte* host(StagingSlot& slot);
   // The slot's device scratch (slot_bytes), allocated on first use.
   std::byte* scratch(StagingSlot& slot);
 

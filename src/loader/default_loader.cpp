@@ -236,7 +236,7 @@ class DefaultLoader final : public WeightLoader {
     return naming_errors(p, [&]() -> TensorRef {
       if (auto* device = dynamic_cast<DeviceTensorFactory*>(p.device_factory))
         return load_to_device(p, *device, device_uploads_.uploader_for(device->backend()),
-                              materialize_options(p));
+                              materialize_options(p), config_.gpu_direct_storage);
       auto host = materialize(p.plan, p.name, materialize_options(p));
       if (p.device.is_host()) return host;
       if (!host->parts().empty())

@@ -7,6 +7,7 @@
 
 #include "ballast/error.hpp"
 #include "io/read_engine.hpp"
+#include "loader/device_reads.hpp"
 #include "loader/view_reads.hpp"
 
 namespace ballast {
@@ -83,20 +84,24 @@ DeviceUploader& DeviceUploads::uploader_for(const std::shared_ptr<DeviceBackend>
 }
 
 TensorRef load_to_device(const PreparedLoad& p, DeviceTensorFactory& factory,
-                         DeviceUploader& uploader, const MaterializeOptions& host) {
+                         DeviceUploader& uploader, const MaterializeOptions& host,
+                         GpuDirectStorage gds) {
   const LoadPlan& plan = p.plan;
   if (plan.quantize) throw Error(ErrorCode::unsupported, "quantized bundles load to the host only");
   auto storage = factory.allocate(plan.out_nbytes, host.alignment);
   const View& view = plan.view;
   if (reads_straight_to_device(plan, uploader)) {
-    uploader.upload(
-        [&](uint64_t at, std::span<std::byte> out) {
-          read_into(*view.data, view.offset + at, out, host.io);
-        },
-        *dtype_bytes_for(view.dtype, view.numel()), storage->data(), single_cast(plan));
+    upload_stored({*view.data, view.offset, *dtype_bytes_for(view.dtype, view.numel())},
+                  storage->data(), single_cast(plan), uploader, host.io, gds);
   } else if (scatters_on_device(plan, uploader)) {
+    if (gds == GpuDirectStorage::required)
+      fail_direct_storage_required(uploader.backend().device(),
+                                   "a strided view is read through the staging ring");
     upload_view(view, uploader, storage->data(), single_cast(plan), host.io);
   } else {
+    if (gds == GpuDirectStorage::required)
+      fail_direct_storage_required(uploader.backend().device(),
+                                   "the tensor is transformed on the host");
     auto tensor = materialize(plan, p.name, host);
     const std::byte* bytes = tensor->data();
     uploader.upload(

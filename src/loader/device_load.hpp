@@ -31,8 +31,10 @@ class DeviceUploads {
 };
 
 // Returns the tensor once its bytes are complete in device memory. `host` materializes what
-// cannot be read straight into staging; its io options read the rest.
+// cannot be read straight into staging; its io options read the rest. `gds` chooses whether
+// stored bytes go straight from the file to the device (device_reads.hpp).
 TensorRef load_to_device(const PreparedLoad& p, DeviceTensorFactory& factory,
-                         DeviceUploader& uploader, const MaterializeOptions& host);
+                         DeviceUploader& uploader, const MaterializeOptions& host,
+                         GpuDirectStorage gds);
 
 }  // namespace ballast

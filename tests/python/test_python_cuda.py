@@ -83,3 +83,26 @@ def test_safe_open_on_cuda_matches_the_package(checkpoint):
             assert a.device == b.device and torch.equal(a, b)
     loaded = ours_torch.load_file(path, device="cuda:0")
     assert all(t.is_cuda for t in loaded.values())
+
+
+def test_gpu_direct_storage_is_auto_off_or_required(checkpoint):
+    path, tensors = checkpoint
+    with pytest.raises(ValueError, match="gpu_direct_storage"):
+        ballast.Loader(gpu_direct_storage="sometimes")
+    for mode in ("auto", "off", "required"):  # host loads never use it
+        got = ballast.Loader(gpu_direct_storage=mode).load_tensor("w", path).numpy()
+        np.testing.assert_array_equal(got, tensors["w"])
+
+
+@pytest.mark.skipif(not has_cuda_torch(), reason="no CUDA device (or no torch with CUDA)")
+def test_gpu_direct_storage_required_loads_or_names_the_reason(checkpoint):
+    import torch
+
+    path, tensors = checkpoint
+    loader = ballast.Loader(gpu_direct_storage="required", read_mode="direct")
+    try:
+        t = loader.load_tensor("w", path, device="cuda:0")
+    except ballast.UnsupportedError as e:  # no libcufile, or a file system refusing O_DIRECT
+        assert "cuda:0" in str(e) and "GPUDirect Storage" in str(e)
+        pytest.skip(f"no GPUDirect Storage here: {e}")
+    np.testing.assert_array_equal(torch.from_dlpack(t).cpu().numpy(), tensors["w"])
