@@ -27,18 +27,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string pattern_bytes(size_t n, int seed) {
-  std::string bytes(n, '\0');
-  uint32_t x = 2463534242u + static_cast<uint32_t>(seed);
-  for (char& c : bytes) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return bytes;
-}
-
 std::string checkpoint() {
   return safetensors_file({
       {"a.big", "F32", {256, 1024}, pattern_bytes(256 * 1024 * 4, 1)},

@@ -42,18 +42,6 @@ namespace fs = std::filesystem;
 // its two cuts, plus the alignment padding of the tensors.
 constexpr uint64_t kShareSlack = 2 * 4096 + 8 * 64;
 
-std::string pattern_bytes(size_t n, int seed) {
-  std::string bytes(n, '\0');
-  uint32_t x = 2463534242u + static_cast<uint32_t>(seed);
-  for (char& c : bytes) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    c = static_cast<char>(x);
-  }
-  return bytes;
-}
-
 // Tensors of several dtypes and sizes: large ones split by rows, small and 0-d ones whole.
 std::string checkpoint(int seed) {
   return safetensors_file({

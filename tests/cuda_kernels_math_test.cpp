@@ -265,17 +265,28 @@ TEST(CudaKernelsMath, Fp8MatchesTheCpuPath) {
       }
 }
 
-TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
+// The u32 elements the strided cases index, and a case's view of them.
+std::vector<uint32_t> strided_source() {
   std::vector<uint32_t> source(test::kStridedSourceElements);
   for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint32_t>(k * 2654435761u);
+  return source;
+}
+
+View u32_view_of(const test::StridedCase& c) {
+  View view;
+  view.offset = static_cast<uint64_t>(c.offset) * 4;
+  view.dtype = DType::u32;
+  view.shape = c.shape;
+  view.strides = c.strides;
+  return view;
+}
+
+TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
+  const std::vector<uint32_t> source = strided_source();
   const auto* memory = reinterpret_cast<const std::byte*>(source.data());
   for (const auto& c : test::strided_cases()) {
     SCOPED_TRACE(c.name);
-    View view;
-    view.offset = static_cast<uint64_t>(c.offset) * 4;
-    view.dtype = DType::u32;
-    view.shape = c.shape;
-    view.strides = c.strides;
+    const View view = u32_view_of(c);
     const uint64_t n = view.numel();
     std::vector<uint32_t> expected(n), gathered(n);
     StridedGather(view, memory).gather(0, n, reinterpret_cast<std::byte*>(expected.data()));
@@ -287,16 +298,11 @@ TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
 }
 
 TEST(CudaKernelsMath, StridedScattersPlaceWhatStridedGatherGathers) {
-  std::vector<uint32_t> source(test::kStridedSourceElements);
-  for (size_t k = 0; k < source.size(); ++k) source[k] = static_cast<uint32_t>(k * 2654435761u);
+  const std::vector<uint32_t> source = strided_source();
   const auto* memory = reinterpret_cast<const std::byte*>(source.data());
   for (const auto& c : test::strided_cases()) {
     SCOPED_TRACE(c.name);
-    View view;
-    view.offset = static_cast<uint64_t>(c.offset) * 4;
-    view.dtype = DType::u32;
-    view.shape = c.shape;
-    view.strides = c.strides;
+    const View view = u32_view_of(c);
     const uint64_t n = view.numel();
     std::vector<uint32_t> gathered(n);
     StridedGather(view, memory).gather(0, n, reinterpret_cast<std::byte*>(gathered.data()));

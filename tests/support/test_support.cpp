@@ -149,4 +149,16 @@ std::string read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
+std::string pattern_bytes(size_t n, int seed) {
+  std::string bytes(n, '\0');
+  uint32_t x = 2463534242u + static_cast<uint32_t>(seed);
+  for (char& c : bytes) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    c = static_cast<char>(x);
+  }
+  return bytes;
+}
+
 }  // namespace ballast::test

@@ -98,6 +98,9 @@ class TempDir {
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 std::string read_file(const std::filesystem::path& path);
 
+// n pseudo-random bytes (xorshift32), the same for the same seed.
+std::string pattern_bytes(size_t n, int seed);
+
 // One T for the whole test process (a server, say), made on first use and destroyed by an
 // atexit handler, so it stops before the process ends whichever test ran last.
 template <typename T>
