@@ -35,7 +35,9 @@ struct CuFileApi {
 std::string error_text(CUfileError_t status) {
   if (IS_CUDA_ERR(status))
     return fmt::format("CUDA driver error {}", static_cast<int>(CU_FILE_CUDA_ERR(status)));
-  return CUFILE_ERRSTR(status.err);
+  // cufileop_status_error, not CUFILE_ERRSTR: that macro takes abs() of the unsigned enum,
+  // which clang rejects (-Wabsolute-value); the codes are never negative.
+  return cufileop_status_error(status.err);
 }
 
 // Loads the library and opens its driver; null with `failure` set when either fails.
