@@ -5,7 +5,7 @@
 // chunks, more ranks than rows and tensors split between ranks; and it receives only that.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -66,15 +66,17 @@ void expect_exchange(const std::map<std::string, TensorInfo>& tensors, const Sha
       ex.push_back(distributed::plan_exchange(round, dims, r, world));
       std::vector<std::byte> send(ex[rr].send_bytes);
       for (const auto& m : ex[rr].packing)
-        std::memcpy(send.data() + m.to, stored.data() + round.part_offsets[rr] + m.from, m.nbytes);
+        std::copy_n(stored.begin() + static_cast<ptrdiff_t>(round.part_offsets[rr] + m.from),
+                    m.nbytes, send.begin() + static_cast<ptrdiff_t>(m.to));
       sends.push_back(std::move(send));
       recvs.emplace_back(ex[rr].mine.nbytes);
     }
     for (size_t from = 0; from < ex.size(); ++from)
       for (size_t to = 0; to < ex.size(); ++to) {
         ASSERT_EQ(ex[from].send_counts[to], ex[to].recv_counts[from]) << from << " -> " << to;
-        std::memcpy(recvs[to].data() + ex[to].recv_displacements[from],
-                    sends[from].data() + ex[from].send_displacements[to], ex[from].send_counts[to]);
+        std::copy_n(sends[from].begin() + static_cast<ptrdiff_t>(ex[from].send_displacements[to]),
+                    ex[from].send_counts[to],
+                    recvs[to].begin() + static_cast<ptrdiff_t>(ex[to].recv_displacements[from]));
       }
     for (int r = 0; r < world; ++r) {
       const auto rr = static_cast<size_t>(r);
@@ -88,8 +90,8 @@ void expect_exchange(const std::map<std::string, TensorInfo>& tensors, const Sha
             found == dims.end() ? std::vector<std::byte>(data, data + t.info.nbytes)
                                 : chunk_of(data, t.info.shape, found->second, r, world);
         ASSERT_EQ(layout.sizes[i], expected.size()) << t.name << " rank " << r;
-        EXPECT_EQ(
-            0, std::memcmp(recvs[rr].data() + layout.offsets[i], expected.data(), expected.size()))
+        EXPECT_TRUE(std::equal(expected.begin(), expected.end(),
+                               recvs[rr].begin() + static_cast<ptrdiff_t>(layout.offsets[i])))
             << t.name << " rank " << r << " of " << world;
         kept += expected.size();
       }

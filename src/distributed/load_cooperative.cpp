@@ -251,6 +251,7 @@ class Buffers {
   }
   // `host` (n bytes) at `offset` of `dst`, a buffer from allocate().
   void upload(Storage& dst, uint64_t offset, const std::byte* host, uint64_t n) const {
+    if (n == 0) return;  // an empty part may have no memory at all
     if (device_.is_host())
       std::memcpy(dst.data() + offset, host, n);
     else
@@ -306,7 +307,7 @@ RoundOutcome exchange_round(WeightLoader& loader, Communicator& comm, const Buff
     out.storage_bytes = read_pieces(loader, source, round.pieces[me], part->data(), part_offset);
     std::vector<std::byte> packed(ex.send_bytes);  // zeros in the alignment gaps
     for (const Exchange::Move& m : ex.packing)
-      std::memcpy(packed.data() + m.to, part->data() + m.from, m.nbytes);
+      if (m.nbytes > 0) std::memcpy(packed.data() + m.to, part->data() + m.from, m.nbytes);
     send = buffers.allocate(ex.send_bytes);
     buffers.upload(*send, 0, packed.data(), packed.size());
     out.buffer = buffers.allocate(ex.mine.nbytes);
