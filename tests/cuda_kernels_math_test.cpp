@@ -281,15 +281,22 @@ View u32_view_of(const test::StridedCase& c) {
   return view;
 }
 
+// The view's elements in row-major order, as the CPU path gathers them.
+std::vector<uint32_t> gather_of(const View& view, const std::byte* memory) {
+  std::vector<uint32_t> out(view.numel());
+  StridedGather(view, memory).gather(0, out.size(), reinterpret_cast<std::byte*>(out.data()));
+  return out;
+}
+
 TEST(CudaKernelsMath, StridedOffsetsGatherWhatStridedGatherGathers) {
   const std::vector<uint32_t> source = strided_source();
   const auto* memory = reinterpret_cast<const std::byte*>(source.data());
   for (const auto& c : test::strided_cases()) {
     SCOPED_TRACE(c.name);
     const View view = u32_view_of(c);
-    const uint64_t n = view.numel();
-    std::vector<uint32_t> expected(n), gathered(n);
-    StridedGather(view, memory).gather(0, n, reinterpret_cast<std::byte*>(expected.data()));
+    const std::vector<uint32_t> expected = gather_of(view, memory);
+    const uint64_t n = expected.size();
+    std::vector<uint32_t> gathered(n);
     const auto layout = cuda::simplify_layout(c.shape, c.strides);
     for (uint64_t k = 0; k < n; ++k)
       cuda::strided_copy_element(layout, source.data() + c.offset, gathered.data(), k);
@@ -303,9 +310,8 @@ TEST(CudaKernelsMath, StridedScattersPlaceWhatStridedGatherGathers) {
   for (const auto& c : test::strided_cases()) {
     SCOPED_TRACE(c.name);
     const View view = u32_view_of(c);
-    const uint64_t n = view.numel();
-    std::vector<uint32_t> gathered(n);
-    StridedGather(view, memory).gather(0, n, reinterpret_cast<std::byte*>(gathered.data()));
+    const std::vector<uint32_t> gathered = gather_of(view, memory);
+    const uint64_t n = gathered.size();
     // The destination: a row-major tensor one element larger in every dimension.
     const auto padded = test::padded_strides(c.shape);
     std::vector<uint32_t> expected(test::padded_elements(c.shape), 0xFFFFFFFFu);
