@@ -257,10 +257,41 @@ std::vector<Hostile> hostile_files() {
       {"pickle_in_a_nested_folder",
        [] { return ZipWriter::build({{.name = "a/b/data.pkl", .data = "\x80\x02N."}}).bytes; },
        ErrorCode::invalid_format, "no <root>/data.pkl"},
+      // torch.load takes the root folder from the directory's first member.
+      {"root_is_the_first_members_folder",
+       [] {
+         return ZipWriter::build({{.name = "other/version", .data = "3\n"},
+                                  {.name = "archive/data.pkl", .data = "\x80\x02N."},
+                                  {.name = "archive/version", .data = "3\n"}})
+             .bytes;
+       },
+       ErrorCode::invalid_format, "no <root>/data.pkl"},
+      {"first_member_in_no_folder",
+       [] {
+         return ZipWriter::build({{.name = "version", .data = "3\n"},
+                                  {.name = "archive/data.pkl", .data = "\x80\x02N."}})
+             .bytes;
+       },
+       ErrorCode::invalid_format, "in no folder"},
+      // torch.load finds records case-insensitively: either storage could be read as "0".
+      {"storages_differing_only_in_case",
+       [] {
+         return ZipWriter::build(
+                    {{.name = "archive/data.pkl", .data = one_tensor_pickle("w", 6, 0, {6}, {1})},
+                     {.name = "archive/data/0", .data = kSixFloats},
+                     {.name = "archive/DATA/0", .data = std::string(24, '\0')},
+                     {.name = "archive/version", .data = "3\n"}})
+             .bytes;
+       },
+       ErrorCode::invalid_format, "differ only in case"},
+      {"no_version_record",
+       [] { return ZipWriter::build({{.name = "archive/data.pkl", .data = "\x80\x02N."}}).bytes; },
+       ErrorCode::invalid_format, "no archive/version record"},
       {"bad_byteorder",
        [] {
          return ZipWriter::build({{.name = "archive/data.pkl", .data = "\x80\x02N."},
-                                  {.name = "archive/byteorder", .data = "middle"}})
+                                  {.name = "archive/byteorder", .data = "middle"},
+                                  {.name = "archive/version", .data = "3\n"}})
              .bytes;
        },
        ErrorCode::invalid_format, "byteorder"},

@@ -101,6 +101,9 @@ class ZipWriter {
     return zip;
   }
 
+  static void put_u16(std::string& b, uint64_t at, uint16_t v) {
+    for (int i = 0; i < 2; ++i) b[at + i] = static_cast<char>(v >> (8 * i));
+  }
   static void put_u32(std::string& b, uint64_t at, uint32_t v) {
     for (int i = 0; i < 4; ++i) b[at + i] = static_cast<char>(v >> (8 * i));
   }

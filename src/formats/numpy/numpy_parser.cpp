@@ -1,6 +1,8 @@
 // The .npy / .npz FormatParser (see numpy_parser.hpp).
 #include "formats/numpy/numpy_parser.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -41,20 +43,40 @@ Index parse_npy(const ParseContext& ctx) {
   return index;
 }
 
+// numpy.load's NpzFile looks a key up as a member name first and with ".npy" appended
+// second: with members "a" and "a.npy", its "a" is the member "a" where ballast's is "a.npy".
+void refuse_shadowed_arrays(const ZipArchive& archive) {
+  for (const ZipMember& m : archive.members()) {
+    count_op();
+    if (!m.name.ends_with(kNpySuffix)) continue;
+    const std::string_view key =
+        std::string_view(m.name).substr(0, m.name.size() - kNpySuffix.size());
+    if (const ZipMember* twin = archive.find(key))
+      throw Error(ErrorCode::invalid_format,
+                  fmt::format("members '{}' and '{}' both answer numpy's key '{}'", twin->name,
+                              m.name, key),
+                  {.source = archive.source()->name(), .offset = m.data_offset});
+  }
+}
+
 Index parse_npz(const ParseContext& ctx) {
   ZipArchive archive = ZipArchive::open(ctx.source, ctx.limits);
+  refuse_shadowed_arrays(archive);
   Index index;
   index.format = WeightFormat::numpy();
   nlohmann::json skipped = nlohmann::json::object();
   for (const ZipMember& m : archive.members()) {
     count_op();
     if (m.name.ends_with('/')) continue;  // a folder entry
-    if (!m.name.ends_with(kNpySuffix)) {
+    std::shared_ptr<ByteSource> member = archive.member_source(m);
+    // numpy.load reads any member that starts like an .npy file as an array, under its whole
+    // name when that does not end in ".npy".
+    const bool npy_name = m.name.ends_with(kNpySuffix);
+    if (!npy_name && !has_npy_magic(member->read(0, std::min<uint64_t>(member->size(), 6)))) {
       skipped[m.name] = "not a .npy member";
       continue;
     }
-    std::string name = m.name.substr(0, m.name.size() - kNpySuffix.size());
-    std::shared_ptr<ByteSource> member = archive.member_source(m);
+    std::string name = npy_name ? m.name.substr(0, m.name.size() - kNpySuffix.size()) : m.name;
     NpyHeader h = read_npy_header(*member, ctx.limits);
     if (!h.unsupported_reason.empty()) {
       skipped[name] = h.unsupported_reason;

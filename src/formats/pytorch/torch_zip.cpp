@@ -1,5 +1,7 @@
 // Reading the zip container of torch.save (see torch_containers.hpp).
+#include <algorithm>
 #include <array>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -9,6 +11,7 @@
 #include "formats/pytorch/torch_containers.hpp"
 #include "formats/zip/zip_archive.hpp"
 #include "util/json_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -20,17 +23,42 @@ constexpr uint64_t kMaxSmallRecord = 256;  // byteorder, version and friends
 constexpr std::array<std::string_view, 5> kLeadingRecords = {
     "data.pkl", ".format_version", ".storage_alignment", "byteorder", "version"};
 
-// The data.pkl member: "<root>/data.pkl" with a single-folder root (or none).
-const ZipMember* find_pickle(const ZipArchive& archive, std::string& root) {
+// torch.load (PyTorchStreamReader) takes the folder of the directory's first member as the
+// root of every record, and refuses an archive whose first member is in no folder.
+std::string torch_root(const ZipArchive& archive, const std::string& file) {
+  if (archive.members().empty())
+    throw Error(ErrorCode::invalid_format,
+                "zip archive is empty, so it is no torch.save checkpoint", {.source = file});
+  const ZipMember& first = archive.members().front();
+  const size_t slash = first.name.find('/');
+  if (slash == std::string::npos)
+    throw Error(ErrorCode::invalid_format,
+                fmt::format("the first member '{}' is in no folder, so the archive has no root "
+                            "folder as torch.load expects",
+                            first.name),
+                {.source = file, .offset = 0});
+  return first.name.substr(0, slash + 1);
+}
+
+// torch.load finds records by a case-insensitive search (miniz's sorted lookup): two names that
+// differ only in ASCII case could each be the record it reads.
+void refuse_case_twins(const ZipArchive& archive, const std::string& file) {
+  std::unordered_map<std::string, const ZipMember*> seen;
+  seen.reserve(archive.members().size());
   for (const ZipMember& m : archive.members()) {
-    if (!m.name.ends_with(kPickleRecord)) continue;
-    std::string prefix = m.name.substr(0, m.name.size() - kPickleRecord.size());
-    if (!prefix.empty() && (prefix.back() != '/' || prefix.find('/') != prefix.size() - 1))
-      continue;
-    root = std::move(prefix);
-    return &m;
+    count_op();
+    std::string folded = m.name;
+    std::transform(folded.begin(), folded.end(), folded.begin(), [](char c) {
+      return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    });
+    auto [it, fresh] = seen.emplace(std::move(folded), &m);
+    if (!fresh)
+      throw Error(ErrorCode::invalid_format,
+                  fmt::format("members '{}' and '{}' differ only in case, which torch.load does "
+                              "not tell apart",
+                              it->second->name, m.name),
+                  {.source = file, .offset = m.data_offset});
   }
-  return nullptr;
 }
 
 // A small text record such as "<root>/byteorder", trimmed; empty when absent.
@@ -48,6 +76,23 @@ std::string small_record(const ZipArchive& archive, const std::string& name) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
     text.pop_back();
   return text;
+}
+
+// torch.load refuses an archive without "<root>/.data/version" or "<root>/version", or whose
+// version is not a positive number.
+void check_version_record(const ZipArchive& archive, const std::string& root,
+                          const std::string& file) {
+  std::string version = small_record(archive, root + ".data/version");
+  if (version.empty()) version = small_record(archive, root + "version");
+  const bool number = !version.empty() &&
+                      version.find_first_not_of("0123456789") == std::string::npos &&
+                      version.find_first_not_of('0') != std::string::npos;
+  if (!number)
+    throw Error(ErrorCode::invalid_format,
+                version.empty()
+                    ? fmt::format("no {}version record, which torch.load requires", root)
+                    : fmt::format("version record '{}' is not a positive number", version),
+                {.source = file});
 }
 
 ByteOrder parse_byteorder(const std::string& text, const ByteSource& source) {
@@ -72,12 +117,14 @@ bool looks_like_torch_zip(std::span<const std::byte> head) {
 Index parse_torch_zip(const ParseContext& ctx) {
   const ZipArchive archive = ZipArchive::open(ctx.source, ctx.limits);
   const std::string& file = ctx.source->name();
-  std::string root;
-  const ZipMember* pickle = find_pickle(archive, root);
+  refuse_case_twins(archive, file);
+  const std::string root = torch_root(archive, file);
+  const ZipMember* pickle = archive.find(root + std::string(kPickleRecord));
   if (!pickle)
     throw Error(ErrorCode::invalid_format,
                 "zip archive holds no <root>/data.pkl record, so it is no torch.save checkpoint",
                 {.source = file});
+  check_version_record(archive, root, file);
   const ByteOrder byte_order =
       parse_byteorder(small_record(archive, root + "byteorder"), *ctx.source);
 
@@ -117,7 +164,7 @@ Index parse_torch_zip(const ParseContext& ctx) {
   index.format = WeightFormat::pytorch();
   index.tensors = torch_entries(objects, hooks, storage_bytes, byte_order, ctx.limits, file);
   nlohmann::json extra = {{"container", "zip"},
-                          {"root", root.empty() ? root : root.substr(0, root.size() - 1)},
+                          {"root", root.substr(0, root.size() - 1)},
                           {"pickle_protocol", result.protocol},
                           {"byteorder", byte_order == ByteOrder::big ? "big" : "little"}};
   const std::pair<const char*, const char*> records[] = {

@@ -5,7 +5,11 @@
 // views of stored members inside an mmap; we need exactly that. Inflation uses zlib.
 // Supports ZIP64 (sizes and offsets above 4 GiB), data descriptors (local headers holding
 // zeros), any member names. Hostile input: counts, name lengths and offsets are bounded and
-// checked; member names with `..`, absolute paths or backslashes are refused; a deflated
+// checked; member names with `..`, absolute paths or backslashes are refused; an archive that
+// two readers could read differently is refused (invalid_format): more than one plausible end
+// record, a directory not ending at its end records, bytes outside every member (prepended
+// data, gaps), overlapping members, local headers or data descriptors that disagree with the
+// directory, duplicate names, names that decode differently; a deflated
 // member is inflated lazily with a bound on its size and on the inflate ratio (zip bombs fail
 // with limit_exceeded), and its CRC-32 is checked.
 #pragma once
