@@ -229,6 +229,36 @@ std::vector<Case> hostile_cases() {
        E::invalid_format, "overlaps tensor 'a'"},
       {"duplicate tensor name", [] { return with([](Gguf& g) { g.tensors[1].name = "a"; }); },
        E::invalid_format, "duplicate tensor name"},
+      // gguf-py's GGUFReader types an array of arrays by its first elements: it would read the
+      // strings of these as byte values.
+      {"nested arrays mixing strings and numbers",
+       [] {
+         return with([](Gguf& g) {
+           Bytes nested;
+           nested.u32(kArray).u64(2);
+           nested.u32(kU8).u64(1).u8(7);
+           nested.u32(kString).u64(1).str("x");
+           g.kv("mixed", kArray, nested);
+         });
+       },
+       E::invalid_format, "mixes strings"},
+      {"nested arrays of strings after an empty one",
+       [] {
+         return with([](Gguf& g) {
+           Bytes nested;
+           nested.u32(kArray).u64(2);
+           nested.u32(kString).u64(0);
+           nested.u32(kString).u64(1).str("x");
+           g.kv("mixed", kArray, nested);
+         });
+       },
+       E::invalid_format, "mixes strings"},
+      // gguf-py's GGUFReader refuses a file whose keys or tensor names are not UTF-8.
+      {"tensor name not utf8", [] { return with([](Gguf& g) { g.tensors[1].name = "b\xff"; }); },
+       E::invalid_format, "tensor name is not valid UTF-8"},
+      {"key not utf8",
+       [] { return with([](Gguf& g) { g.kv("general.\xc3(", kU32, Bytes().u32(1)); }); },
+       E::invalid_format, "metadata key is not valid UTF-8"},
       {"alignment not a power of two",
        [] { return with([](Gguf& g) { g.kv("general.alignment", kU32, Bytes().u32(48)); }); },
        E::invalid_format, "not a nonzero power of two"},

@@ -6,6 +6,7 @@
 
 #include "util/checked.hpp"
 #include "util/error_text.hpp"
+#include "util/utf8.hpp"
 
 namespace ballast {
 namespace {
@@ -64,6 +65,14 @@ std::string GgufCursor::string(std::string_view what) {
   const char* p = reinterpret_cast<const char*>(buffer_.data()) + offset_;
   offset_ += n;
   return std::string(p, static_cast<size_t>(n));
+}
+
+std::string GgufCursor::name(std::string_view what) {
+  const uint64_t at = offset_;
+  std::string text = string(what);
+  if (!is_valid_utf8(text))
+    fail(ErrorCode::invalid_format, fmt::format("{} is not valid UTF-8", what), at);
+  return text;
 }
 
 }  // namespace ballast

@@ -33,6 +33,9 @@ class GgufCursor {
   uint64_t u64() { return le(8); }
   // A GGUF string: u64 byte length (at most max_string_length), then the bytes.
   std::string string(std::string_view what);
+  // A string that names something (a metadata key, a tensor): it must be UTF-8, as gguf-py's
+  // GGUFReader, which refuses a file with any other name, decodes it.
+  std::string name(std::string_view what);
   // Makes sure the next `n` bytes are readable (so a count can be checked before a loop).
   void require(uint64_t n);
 

@@ -31,6 +31,29 @@ uint64_t fixed_size(uint32_t type) {
   }
 }
 
+constexpr uint8_t kStringLeaves = 1;
+constexpr uint8_t kOtherLeaves = 2;
+
+// The kinds of scalars an array holds at any depth.
+uint8_t leaf_kinds(const MetadataValue& array) {
+  if (array.element_type() != MetadataType::array) {
+    if (array.size() == 0) return 0;
+    return array.element_type() == MetadataType::string ? kStringLeaves : kOtherLeaves;
+  }
+  uint8_t kinds = 0;
+  for (const MetadataValue& inner : array.values()) kinds |= leaf_kinds(inner);
+  return kinds;
+}
+
+// gguf-py's GGUFReader types an array of arrays by its first elements alone: strings when that
+// chain ends in a non-empty array of strings, numbers otherwise.
+bool read_as_strings(const MetadataValue& array) {
+  const MetadataValue* first = &array;
+  while (first->element_type() == MetadataType::array && first->size() != 0)
+    first = &first->values().front();
+  return first->element_type() == MetadataType::string && first->size() != 0;
+}
+
 }  // namespace
 
 GgufMetadataReader::GgufMetadataReader(GgufCursor& cursor, uint64_t n_kv) : cursor_(cursor) {
@@ -51,7 +74,7 @@ void GgufMetadataReader::charge(uint64_t entries, uint64_t at) {
 GgufKv GgufMetadataReader::next() {
   GgufKv kv;
   kv.offset = cursor_.offset();
-  kv.key = cursor_.string("metadata key");
+  kv.key = cursor_.name("metadata key");
   const uint64_t type_at = cursor_.offset();
   const uint32_t type = cursor_.u32();
   if (type > static_cast<uint32_t>(GgufValueType::f64))
@@ -165,7 +188,15 @@ MetadataValue GgufMetadataReader::array(uint32_t depth) {
   }
   std::vector<MetadataValue> arrays;
   for (uint64_t i = 0; i < count; ++i) arrays.push_back(value(type, depth));
-  return MetadataValue::array_of_values(std::move(arrays), MetadataType::array);
+  MetadataValue nested = MetadataValue::array_of_values(std::move(arrays), MetadataType::array);
+  // gguf-py reads strings where the first elements lead it to expect numbers, and the reverse.
+  if (depth == 1 &&
+      (leaf_kinds(nested) & (read_as_strings(nested) ? kOtherLeaves : kStringLeaves)) != 0)
+    cursor_.fail(ErrorCode::invalid_format,
+                 "array of arrays mixes strings with other values (or starts with an empty array "
+                 "before strings), which gguf-py's GGUFReader reads as other values",
+                 at);
+  return nested;
 }
 
 }  // namespace ballast

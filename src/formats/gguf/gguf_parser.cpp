@@ -141,7 +141,7 @@ class GgufReader {
     const uint64_t at = cursor_.offset();
     info_offsets_.push_back(at);
     TensorEntry e;
-    e.name = cursor_.string("tensor name");
+    e.name = cursor_.name("tensor name");
     const uint32_t n_dims = cursor_.u32();
     if (n_dims > kGgmlMaxDims)
       cursor_.fail(
