@@ -13,9 +13,10 @@ import hashlib
 import json
 import random
 import struct
+import subprocess
 
 import pytest
-from conftest import require, run_cli
+from conftest import require
 
 SEED = 20261208
 MUTANTS_PER_BASE = 25
@@ -106,7 +107,8 @@ def tensor_info(name, ne, type_id, offset):
 
 def assemble(kvs, infos, data, alignment=32, version=3, counts=None):
     n_tensors, n_kv = counts or (len(infos), len(kvs))
-    header = b"GGUF" + struct.pack("<IQQ", version, n_tensors, n_kv) + b"".join(kvs) + b"".join(infos)
+    header = (b"GGUF" + struct.pack("<IQQ", version, n_tensors, n_kv) + b"".join(kvs)
+              + b"".join(infos))
     return header + b"\0" * (-len(header) % alignment) + data
 
 
@@ -221,11 +223,15 @@ def reference_reading(path):
 
 
 def ballast_reading(cli, path):
-    hashed = run_cli(cli, "hash", "--json", path, check=False, timeout=60)
+    """(tensors, metadata) as ballast reads them, or None when it refuses the file. Its
+    messages may quote a name's bytes, so they are decoded leniently."""
+    hashed = subprocess.run([cli, "hash", "--json", str(path)], capture_output=True, timeout=60)
     if hashed.returncode != 0:
-        assert hashed.returncode == 1, (path, hashed.returncode, hashed.stderr)
+        stderr = hashed.stderr.decode(errors="replace")
+        assert hashed.returncode == 1, (path, hashed.returncode, stderr)
         return None
-    inspected = run_cli(cli, "inspect", "--json", path, timeout=60)
+    inspected = subprocess.run([cli, "inspect", "--json", str(path)], capture_output=True,
+                               timeout=60, check=True)
     tensors = {name: [t["dtype"], t["shape"], t["sha256"]]
                for name, t in json.loads(hashed.stdout)["tensors"].items()}
     return tensors, json.loads(inspected.stdout)["metadata"]
@@ -255,7 +261,8 @@ def disagreement(cli, path):
     if ours[0] != theirs[0]:
         return f"{path.name}: tensors differ: ballast {ours[0]}, GGUFReader {theirs[0]}"
     if set(ours[1]) != set(theirs[1]):
-        return f"{path.name}: keys differ: ballast {sorted(ours[1])}, GGUFReader {sorted(theirs[1])}"
+        return (f"{path.name}: keys differ: ballast {sorted(ours[1])}, "
+                f"GGUFReader {sorted(theirs[1])}")
     for key, value in theirs[1].items():
         if not same_value(ours[1][key], value):
             return f"{path.name}: '{key}' is {ours[1][key]!r} to ballast, {value!r} to GGUFReader"

@@ -300,7 +300,7 @@ class Reader {
   // central directory: nothing before them, between them or shared, so that a reader walking
   // local headers, one taking the directory's offsets and one correcting them all see the
   // same members.
-  void check_layout(std::vector<Entry>& entries, uint64_t cd_offset) const {
+  void check_layout(const std::vector<Entry>& entries, uint64_t cd_offset) const {
     std::vector<const Entry*> order;
     order.reserve(entries.size());
     for (const Entry& e : entries) order.push_back(&e);
