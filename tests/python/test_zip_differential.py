@@ -3,7 +3,7 @@
 
 Real archives written by Debian's torch 1.13 and numpy are mutated and combined at random
 (seeded, a bounded count): end records in comments, concatenated and prepended archives,
-decoy central directories, gaps, fields of local headers, directory entries and end records
+decoy central directories, gaps, ZIP64 end records (consistent or not), fields of local headers, directory entries and end records
 set to other values, names changed in one header or made to differ only in case, members
 that shadow others. For every archive, either ballast refuses it (exit 1), or ballast and the
 reference reader both accept it and agree on every tensor's name, dtype, shape and bytes; and
@@ -192,6 +192,30 @@ def end_record_comment(rng, a, _b):
     return a[:eocd + 20] + struct.pack("<H", max(stated, 0)) + comment
 
 
+def zip64_end_records(rng, a, _b):
+    """a with ZIP64 end records (a ZIP64 end record and its locator before the end record),
+    the plain record's fields saturated or not, and sometimes one field of the three records
+    set to another value."""
+    a_locals, a_cd, a_n = parts(a)
+    record_at = len(a_locals) + len(a_cd)
+    record = bytearray(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, a_n, a_n,
+                                   len(a_cd), len(a_locals)))
+    locator = bytearray(struct.pack("<IIQI", 0x07064B50, 0, record_at, 1))
+    saturate = rng.random() < 0.7
+    end = bytearray(end_bytes(0xFFFF if saturate else a_n, 0xFFFFFFFF if saturate else len(a_cd),
+                              0xFFFFFFFF if saturate else len(a_locals)))
+    if rng.random() < 0.6:
+        target, offset, kind = rng.choice([
+            (record, 4, "Q"), (record, 16, "I"), (record, 24, "Q"), (record, 32, "Q"),
+            (record, 40, "Q"), (record, 48, "Q"), (locator, 4, "I"), (locator, 8, "Q"),
+            (locator, 16, "I"), (end, 8, "H"), (end, 10, "H"), (end, 12, "I"), (end, 16, "I")])
+        (old,) = struct.unpack_from("<" + kind, target, offset)
+        top = (1 << (8 * struct.calcsize(kind))) - 1
+        value = rng.choice([0, 1, 2, old + 1, old - 1, old + 56, old - 56, top])
+        struct.pack_into("<" + kind, target, offset, value & top)
+    return a_locals + a_cd + bytes(record) + bytes(locator) + bytes(end)
+
+
 LOCAL_FIELDS = [(6, "H"), (8, "H"), (14, "I"), (18, "I"), (22, "I"), (26, "H"), (28, "H")]
 CENTRAL_FIELDS = [(8, "H"), (10, "H"), (16, "I"), (20, "I"), (24, "I"), (28, "H"), (30, "H"),
                   (32, "H"), (34, "H"), (42, "I")]
@@ -248,8 +272,8 @@ def truncated(rng, a, _b):
 
 
 CONSTRUCTIONS = [second_end_record_in_comment, concatenated, prepended, decoy_directory, gap,
-                 end_record_comment, field, field, field, renamed, renamed, reordered,
-                 truncated]
+                 end_record_comment, zip64_end_records, zip64_end_records, field, field, field,
+                 renamed, renamed, reordered, truncated]
 
 
 @pytest.fixture(scope="module")
