@@ -284,6 +284,15 @@ std::vector<Hostile> hostile_files() {
              .bytes;
        },
        ErrorCode::invalid_format, "differ only in case"},
+      {"torchscript_constants_record",
+       [] {
+         return ZipWriter::build({{.name = "archive/data.pkl", .data = one_tensor_pickle()},
+                                  {.name = "archive/data/0", .data = kSixFloats},
+                                  {.name = "archive/constants.pkl", .data = "\x80\x02)."},
+                                  {.name = "archive/version", .data = "3\n"}})
+             .bytes;
+       },
+       ErrorCode::unsupported, "TorchScript"},
       {"no_version_record",
        [] { return ZipWriter::build({{.name = "archive/data.pkl", .data = "\x80\x02N."}}).bytes; },
        ErrorCode::invalid_format, "no archive/version record"},

@@ -267,13 +267,32 @@ def reordered(rng, a, _b):
     return a_locals + b"".join(pieces) + end_bytes(a_n, len(a_cd), len(a_locals))
 
 
+def with_member(rng, a, _b):
+    """a with one more member appended by zipfile, holding another member's bytes: a record
+    torch.load treats specially (constants.pkl: a TorchScript archive), a case twin of a
+    member, or a bare-named twin of an .npy member."""
+    import io
+    import zipfile
+
+    original = zipfile.ZipFile(io.BytesIO(a))
+    names = original.namelist()
+    root = names[0].split("/")[0] + "/" if "/" in names[0] else ""
+    extra = rng.choice([root + "constants.pkl", rng.choice(names).upper(),
+                        rng.choice(names).removesuffix(".npy")])
+    content = original.read(rng.choice(names))  # for an .npz, another array
+    out = io.BytesIO(a)
+    with zipfile.ZipFile(out, "a") as z:
+        z.writestr(extra, content)
+    return out.getvalue()
+
+
 def truncated(rng, a, _b):
     return a[:rng.randrange(len(a))]
 
 
 CONSTRUCTIONS = [second_end_record_in_comment, concatenated, prepended, decoy_directory, gap,
                  end_record_comment, zip64_end_records, zip64_end_records, field, field, field,
-                 renamed, renamed, reordered, truncated]
+                 renamed, renamed, reordered, with_member, truncated]
 
 
 @pytest.fixture(scope="module")

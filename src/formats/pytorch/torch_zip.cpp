@@ -125,6 +125,12 @@ Index parse_torch_zip(const ParseContext& ctx) {
                 "zip archive holds no <root>/data.pkl record, so it is no torch.save checkpoint",
                 {.source = file});
   check_version_record(archive, root, file);
+  // torch.load hands an archive holding a constants.pkl record to torch.jit.load.
+  if (const ZipMember* constants = archive.find(root + "constants.pkl"))
+    throw Error(ErrorCode::unsupported,
+                "the archive holds constants.pkl: a TorchScript archive, which torch.load reads as "
+                "a scripted module, not a checkpoint",
+                {.source = file, .offset = constants->data_offset});
   const ByteOrder byte_order =
       parse_byteorder(small_record(archive, root + "byteorder"), *ctx.source);
 
