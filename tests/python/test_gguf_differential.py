@@ -11,6 +11,7 @@ metadata value; when GGUFReader refuses a file, ballast refuses it too.
 """
 import hashlib
 import json
+import math
 import random
 import struct
 import subprocess
@@ -177,6 +178,10 @@ def hostile_files():
             [kv("k", "arr", struct.pack("<IQ", TYPE["arr"], 2)
                 + struct.pack("<IQ", TYPE["str"], 0)
                 + struct.pack("<IQ", TYPE["str"], 1) + gstr("x"))], two, data),
+        "non_finite_floats": assemble(
+            [kv("k.f32", "arr", struct.pack("<IQ", TYPE["f32"], 3)
+                + struct.pack("<3f", float("nan"), float("inf"), -0.0)),
+             kv("k.f64", "f64", struct.pack("<d", float("-inf")))], two, data),
         "empty_array_of_strings": assemble(
             [kv("k", "arr", struct.pack("<IQ", TYPE["str"], 0))], two, data),
         "string_past_eof": assemble([kv("k", "str", struct.pack("<Q", 1 << 30))], [], b""),
@@ -240,8 +245,10 @@ def ballast_reading(cli, path):
 def same_value(ours, theirs):
     if theirs == "<not UTF-8>":
         return isinstance(ours, str)
-    if isinstance(theirs, float) and theirs != theirs:  # NaN: JSON writes null
+    if isinstance(theirs, float) and not math.isfinite(theirs):  # JSON writes null
         return ours is None
+    if isinstance(theirs, float) and theirs == 0:
+        return ours == 0 and math.copysign(1, ours) == math.copysign(1, theirs)
     if isinstance(theirs, list):
         ours = flatten(ours)  # GGUFReader flattens arrays of arrays
         return len(ours) == len(theirs) and all(same_value(o, t) for o, t in zip(ours, theirs))
