@@ -28,7 +28,8 @@ constexpr std::array<std::string_view, 5> kLeadingRecords = {
 std::string torch_root(const ZipArchive& archive, const std::string& file) {
   if (archive.members().empty())
     throw Error(ErrorCode::invalid_format,
-                "zip archive is empty, so it is no torch.save checkpoint", {.source = file});
+                "zip archive is empty, so it is no torch.save checkpoint",
+                {.source = file, .offset = 0});
   const ZipMember& first = archive.members().front();
   const size_t slash = first.name.find('/');
   if (slash == std::string::npos)
@@ -82,17 +83,18 @@ std::string small_record(const ZipArchive& archive, const std::string& name) {
 // version is not a positive number.
 void check_version_record(const ZipArchive& archive, const std::string& root,
                           const std::string& file) {
-  std::string version = small_record(archive, root + ".data/version");
-  if (version.empty()) version = small_record(archive, root + "version");
-  const bool number = !version.empty() &&
-                      version.find_first_not_of("0123456789") == std::string::npos &&
-                      version.find_first_not_of('0') != std::string::npos;
-  if (!number)
+  const ZipMember* record = archive.find(root + ".data/version");
+  if (!record) record = archive.find(root + "version");
+  if (!record)
     throw Error(ErrorCode::invalid_format,
-                version.empty()
-                    ? fmt::format("no {}version record, which torch.load requires", root)
-                    : fmt::format("version record '{}' is not a positive number", version),
-                {.source = file});
+                fmt::format("no {}version record, which torch.load requires", root),
+                {.source = file, .offset = 0});
+  const std::string version = small_record(archive, record->name);
+  if (version.empty() || version.find_first_not_of("0123456789") != std::string::npos ||
+      version.find_first_not_of('0') == std::string::npos)
+    throw Error(ErrorCode::invalid_format,
+                fmt::format("version record '{}' is not a positive number", version),
+                {.source = file, .offset = record->data_offset});
 }
 
 ByteOrder parse_byteorder(const std::string& text, const ByteSource& source) {
