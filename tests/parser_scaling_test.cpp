@@ -330,6 +330,7 @@ TEST(ParserScaling, JsonObjectKeysAsTypedValues) {
           return ops_of([&] {
             const MetadataValue v = metadata_from_json(text, Limits{}.max_json_depth);
             ASSERT_EQ(v.size(), n);
+            EXPECT_EQ(v.members().front().first, "k0");
             EXPECT_EQ(v.members().back().second.as_int(), times - 1);
           });
         },

@@ -5,6 +5,7 @@
 // Array elements collect compactly while they share a kind (bools and numbers 16 bytes each,
 // strings as strings) and become one value each only when the kinds mix.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -48,9 +49,12 @@ void keep_last_value_of_each_key(MetadataValue::Members& members) {
   }
   if (!any_dropped) return;
   size_t kept = 0;
-  for (size_t i = 0; i < members.size(); ++i)
-    if (!dropped[i]) members[kept++] = std::move(members[i]);
-  members.resize(kept);
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (dropped[i]) continue;
+    if (kept != i) members[kept] = std::move(members[i]);
+    ++kept;
+  }
+  members.erase(members.begin() + static_cast<std::ptrdiff_t>(kept), members.end());
 }
 
 // One open object or array.
