@@ -200,6 +200,44 @@ std::string onnx_metadata(size_t n) {
   return onnx_model(len_field(5, onnx_tensor("w", len_field(9, std::string(4, '\0')))), props);
 }
 
+// `n` different 16-byte strings of one std::hash<std::string_view> value where std::hash is
+// libstdc++'s (MurmurHash64A, seed 0xc70f6907: each 8-byte block goes through an invertible
+// mix, so a second block can bring the state back to any value), else none.
+std::vector<std::string> std_hash_collisions(size_t n) {
+  constexpr uint64_t kMul = 0xc6a4a7935bd1e995ULL;
+  uint64_t inverse = kMul;  // Newton's iteration for kMul's inverse modulo 2^64
+  for (int i = 0; i < 5; ++i) inverse *= 2 - kMul * inverse;
+  auto shift_mix = [](uint64_t v) { return v ^ (v >> 47); };  // its own inverse
+  auto mix = [&](uint64_t block) { return shift_mix(block * kMul) * kMul; };
+  auto unmix = [&](uint64_t mixed) { return shift_mix(mixed * inverse) * inverse; };
+  const uint64_t start = 0xc70f6907ULL ^ (16 * kMul);
+  constexpr uint64_t kState =
+      0x0123456789abcdefULL;  // every string's state before its last multiply
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string first = fmt::format("k{:07}", i);
+    uint64_t block = 0;
+    for (int b = 0; b < 8; ++b)
+      block |= static_cast<uint64_t>(static_cast<uint8_t>(first[b])) << (8 * b);
+    const uint64_t second = unmix(((start ^ mix(block)) * kMul) ^ kState);
+    out.push_back(first + le(second, 8));
+  }
+  const std::hash<std::string_view> hash;
+  if (n >= 2 && hash(out[0]) != hash(out[1])) return {};
+  return out;
+}
+
+// GGUF v3 whose metadata keys (u8 values) and one-element f32 tensors have the given names.
+std::string gguf_named(const std::vector<std::string>& keys,
+                       const std::vector<std::string>& tensors) {
+  std::string out = "GGUF" + le(3, 4) + le(tensors.size(), 8) + le(keys.size(), 8);
+  for (const auto& key : keys) out += gguf_string(key) + le(0, 4) + "x";
+  for (size_t i = 0; i < tensors.size(); ++i)
+    out += gguf_string(tensors[i]) + le(1, 4) + le(1, 8) + le(0, 4) + le(32 * i, 8);
+  out.resize((out.size() + 31) / 32 * 32, '\0');
+  return out + std::string(32 * tensors.size(), '\0');
+}
+
 // GGUF v3 with one array of `n` u32 (element type 4) or strings (8).
 std::string gguf_array(size_t n, bool strings) {
   std::string out = "GGUF" + le(3, 4) + le(0, 8) + le(1, 8) + gguf_string("a") + le(9, 4) +
@@ -263,6 +301,20 @@ TEST(ParserScaling, GgufMetadataKeys) {
 TEST(ParserScaling, GgufTensorInfos) {
   expect_n_log_n("GGUF tensor infos",
                  parse_ops(make_gguf_parser(), [](size_t n) { return gguf(0, n); }), 1000);
+}
+
+// Names chosen to collide in std::hash: the hash tables of names read from files are keyed
+// per process (util/keyed_hash.hpp), so these cost no more than any others.
+TEST(ParserScaling, GgufNamesThatCollideInStdHash) {
+  if (std_hash_collisions(2).empty()) GTEST_SKIP() << "std::hash is not libstdc++'s MurmurHash64A";
+  expect_n_log_n("GGUF metadata keys colliding in std::hash",
+                 parse_ops(make_gguf_parser(),
+                           [](size_t n) { return gguf_named(std_hash_collisions(n), {}); }),
+                 1000);
+  expect_n_log_n("GGUF tensor names colliding in std::hash",
+                 parse_ops(make_gguf_parser(),
+                           [](size_t n) { return gguf_named({}, std_hash_collisions(n)); }),
+                 1000);
 }
 
 TEST(ParserScaling, GgufArrayElements) {
