@@ -9,6 +9,7 @@
 
 #include "ballast/error.hpp"
 #include "ballast/transform.hpp"
+#include "core/metadata_json.hpp"
 #include "formats/gguf/gguf_split.hpp"
 #include "formats/numpy/py_literal.hpp"
 #include "formats/validate.hpp"
@@ -126,6 +127,11 @@ void parse_index_json(const uint8_t* data, size_t size) {
     ShardIndex index = parse_shard_index(std::span(reinterpret_cast<const std::byte*>(data), size),
                                          "fuzz", fuzz_limits());
     for (const auto& [tensor, shard] : index.weight_map) require(shard < index.shards.size());
+    // The typed metadata get_metadata makes of it, and the whole text as typed values.
+    require(metadata_from_json(index.metadata, fuzz_limits().max_json_depth).type() ==
+            MetadataType::object);
+    (void)metadata_from_json(std::string_view(reinterpret_cast<const char*>(data), size),
+                             fuzz_limits().max_json_depth);
     for (const auto& name : index.shards) {
       try {
         require(!escapes_folder(confined_relative_path(name, "fuzz")));

@@ -66,6 +66,28 @@ TEST_F(Cli, InspectTableAndJson) {
   EXPECT_EQ(json["metadata"], (nlohmann::json{{"format", "pt"}}));
 }
 
+// The table keeps the first items of a long array at any depth, counting the rest; objects in
+// an object cost no re-scan of their siblings (nlohmann's callback parser made that quadratic).
+TEST_F(Cli, InspectTableSummarizesLongArraysAndManyObjects) {
+  nlohmann::json metadata = {{"list", nlohmann::json::array()},
+                             {"objects", nlohmann::json::object()}};
+  for (int i = 0; i < 12; ++i) metadata["list"].push_back({{"x", i}});
+  for (int i = 0; i < 20000; ++i) metadata["objects"]["k" + std::to_string(i)] = {{"v", i}};
+  write_file(dir_ / "m.safetensors.index.json", nlohmann::json{{"metadata", metadata},
+                                                               {"weight_map",
+                                                                {{"layers.0.w", "m.safetensors"},
+                                                                 {"layers.1.w", "m.safetensors"},
+                                                                 {"norm", "m.safetensors"}}}}
+                                                    .dump());
+  auto table = ballast("inspect " + shell_quote((dir_ / "m.safetensors.index.json").string()));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("  list: [12 items: {\"x\":0}, {\"x\":1}, {\"x\":2}, ...]\n"),
+            std::string::npos)
+      << table.out.substr(0, 2000);
+  EXPECT_NE(table.out.find("  objects: {\"k0\":{\"v\":0},\"k1\":{\"v\":1}"), std::string::npos)
+      << table.out.substr(0, 2000);
+}
+
 TEST_F(Cli, HashSelectsTensorsAndCasts) {
   auto r = ballast("hash --json --tensor 'layers.*' --dtype f16 " + shell_quote(path_));
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -176,6 +176,17 @@ TEST(MetadataValues, JsonTextBecomesCompactTypedValues) {
   EXPECT_EQ(metadata_from_json("{", 8).type(), MetadataType::null);        // not JSON
 }
 
+TEST(MetadataValues, JsonKeyGivenTwiceKeepsItsFirstPlaceAndLastValue) {
+  const MetadataValue v = metadata_from_json(
+      R"({"a":1,"b":{"x":[1,"y"],"x":true},"a":[3,4.5],"c":null,"b":{"z":[]}})", 8);
+  EXPECT_EQ(to_json(v), R"({"a":[3.0,4.5],"b":{"z":[]},"c":null})");
+  EXPECT_EQ(to_json(metadata_from_json(R"({"k":{"x":[1,"y"],"x":true}})", 8)),
+            R"({"k":{"x":true}})");
+  EXPECT_EQ(to_json(metadata_from_json(R"([[1,[2]],{"a":"b"},"s",-1,18446744073709551615])", 8)),
+            R"([[1,[2]],{"a":"b"},"s",-1,18446744073709551615])");
+  EXPECT_EQ(metadata_from_json("[1,2] 3", 8).type(), MetadataType::null);  // not one value
+}
+
 TEST(MetadataValues, AccessorsRefuseTheWrongKind) {
   const MetadataValue s("text");
   EXPECT_EQ(s.type(), MetadataType::string);

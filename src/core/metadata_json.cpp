@@ -1,20 +1,18 @@
-// MetadataValue <-> JSON text (see metadata_json.hpp and ballast/metadata_value.hpp).
+// MetadataValue to JSON text, to_json (ballast/metadata_value.hpp); the other way is
+// metadata_from_json.cpp.
 #include "core/metadata_json.hpp"
 
-#include <algorithm>
 #include <iterator>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "util/bounded_json.hpp"
 #include "util/json_text.hpp"
 
 namespace ballast {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 // A double as nlohmann::json writes it (shortest round trip, "1.0" for whole numbers, null
 // for NaN and infinities), so the text reads back as the same number.
@@ -108,75 +106,12 @@ void write(std::string& out, const MetadataValue& v) {
   }
 }
 
-MetadataValue from_json(const Json& j);
-
-// A JSON array: compact when every element is a bool, every one an integer, every one a
-// number or every one a string; else one value per element.
-MetadataValue array_from_json(const Json& j) {
-  auto all = [&j](auto predicate) {
-    return !j.empty() && std::all_of(j.begin(), j.end(), predicate);
-  };
-  if (all([](const Json& e) { return e.is_boolean(); })) {
-    std::vector<uint8_t> bits;
-    for (const auto& e : j) bits.push_back(e.get<bool>() ? 1 : 0);
-    return MetadataValue::array_of_bools(std::move(bits));
-  }
-  if (all([](const Json& e) {
-        return e.is_number_integer() && (!e.is_number_unsigned() || e.get<uint64_t>() <= INT64_MAX);
-      })) {
-    std::vector<int64_t> ints;
-    for (const auto& e : j) ints.push_back(e.get<int64_t>());
-    return MetadataValue::array_of(std::move(ints));
-  }
-  if (all([](const Json& e) { return e.is_number(); })) {
-    std::vector<double> numbers;
-    for (const auto& e : j) numbers.push_back(e.get<double>());
-    return MetadataValue::array_of(std::move(numbers));
-  }
-  if (all([](const Json& e) { return e.is_string(); })) {
-    std::vector<std::string> strings;
-    for (const auto& e : j) strings.push_back(e.get<std::string>());
-    return MetadataValue::array_of_strings(std::move(strings));
-  }
-  std::vector<MetadataValue> values;
-  for (const auto& e : j) values.push_back(from_json(e));
-  MetadataType element = values.empty() ? MetadataType::null : values.front().type();
-  for (const auto& v : values)
-    if (v.type() != element) element = MetadataType::null;
-  return MetadataValue::array_of_values(std::move(values), element);
-}
-
-MetadataValue from_json(const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::boolean: return MetadataValue(j.get<bool>());
-    case Json::value_t::number_integer: return MetadataValue(j.get<int64_t>());
-    case Json::value_t::number_unsigned: {
-      const auto u = j.get<uint64_t>();
-      return u <= INT64_MAX ? MetadataValue(static_cast<int64_t>(u)) : MetadataValue(u);
-    }
-    case Json::value_t::number_float: return MetadataValue(j.get<double>());
-    case Json::value_t::string: return MetadataValue(j.get<std::string>());
-    case Json::value_t::array: return array_from_json(j);
-    case Json::value_t::object: {
-      MetadataValue::Members members;
-      for (const auto& [key, value] : j.items()) members.emplace_back(key, from_json(value));
-      return MetadataValue::object(std::move(members));
-    }
-    default: return {};
-  }
-}
-
 }  // namespace
 
 std::string to_json(const MetadataValue& value) {
   std::string out;
   write(out, value);
   return out;
-}
-
-MetadataValue metadata_from_json(std::string_view text, uint32_t max_depth) {
-  if (check_json(text, max_depth).kind != JsonProblem::Kind::none) return {};
-  return from_json(Json::parse(text));
 }
 
 }  // namespace ballast

@@ -13,12 +13,21 @@ class ProducedMapping {
  public:
   virtual ~ProducedMapping() = default;
   virtual bool mapping_produces_bytes() const = 0;
+  // Several reads of the source will come in one load, in any order: a source that produces
+  // its bytes keeps what it produces from now on, rather than produce any byte twice.
+  virtual void expect_several_reads() const {}
 };
 
 // Whether `source` is one of ballast's sources whose mapping would produce its bytes.
 inline bool mapping_produces_bytes(const ByteSource& source) {
   const auto* produced = dynamic_cast<const ProducedMapping*>(&source);
   return produced != nullptr && produced->mapping_produces_bytes();
+}
+
+// Tells `source`, if it is one of those, that several reads of it will come in one load.
+inline void expect_several_reads(const ByteSource& source) {
+  if (const auto* produced = dynamic_cast<const ProducedMapping*>(&source))
+    produced->expect_several_reads();
 }
 
 }  // namespace ballast

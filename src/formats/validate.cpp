@@ -10,6 +10,7 @@
 #include "ballast/error.hpp"
 #include "util/checked.hpp"
 #include "util/error_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -93,7 +94,7 @@ void validate_index(const Index& index, const Limits& limits) {
   if (index.tensors.size() > limits.max_tensors)
     throw Error(ErrorCode::limit_exceeded, limit_message("tensor count", index.tensors.size(),
                                                          "max_tensors", limits.max_tensors));
-  std::unordered_set<std::string_view> names;
+  std::unordered_set<std::string_view, StringHash, CountedEqual> names;
   for (const auto& e : index.tensors) {
     if (!names.insert(e.name).second) fail(ErrorCode::invalid_format, e, "duplicate tensor name");
     validate_entry(e, limits);

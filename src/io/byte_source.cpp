@@ -55,6 +55,7 @@ class SliceSource final : public ByteSource, public LocalFileBacked, public Prod
     return std::make_shared<SliceRegion>(std::move(parent), offset_, length_);
   }
   bool mapping_produces_bytes() const override { return ballast::mapping_produces_bytes(*parent_); }
+  void expect_several_reads() const override { ballast::expect_several_reads(*parent_); }
   std::optional<LocalFile> local_file(bool want_direct) const override {
     auto file = local_file_of(*parent_, want_direct);
     if (file) file->base += offset_;

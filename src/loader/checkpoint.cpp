@@ -14,6 +14,7 @@
 #include "loader/checkpoint_layout.hpp"
 #include "remote/source_store.hpp"
 #include "util/closest_names.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -26,7 +27,8 @@ void merge_into(nlohmann::json& into, const std::string& text) {
 }
 
 // Adds the members of `more` (an object) whose keys are not in `keys` yet.
-void merge_into(MetadataValue::Members& into, std::unordered_set<std::string>& keys,
+void merge_into(MetadataValue::Members& into,
+                std::unordered_set<std::string, StringHash, CountedEqual>& keys,
                 const MetadataValue& more) {
   if (more.type() != MetadataType::object) return;
   for (const auto& [key, value] : more.members())
@@ -254,7 +256,7 @@ MetadataValue Checkpoint::extra_values() {
     return only.type() == MetadataType::object ? only : MetadataValue::object({});
   }
   MetadataValue::Members merged;
-  std::unordered_set<std::string> keys;
+  std::unordered_set<std::string, StringHash, CountedEqual> keys;
   for (size_t i = 0; i < shards_.size(); ++i)
     merge_into(merged, keys, typed(parsed_shard(i).index));
   merge_into(merged, keys, metadata_from_json(index_metadata_, depth));

@@ -14,6 +14,7 @@
 
 #include "ballast/cuda.hpp"
 #include "ballast/error.hpp"
+#include "core/produced_mapping.hpp"
 #include "loader/batch_plan.hpp"
 #include "loader/checkpoint_cache.hpp"
 #include "loader/device_load.hpp"
@@ -172,6 +173,16 @@ class DefaultLoader final : public WeightLoader {
       if (shard) expect_reads(*shard, n);
   }
 
+  // A source that produces its bytes on demand (a deflated zip member) and that several tensors
+  // of the batch view keeps what it produces, so that reading the views in any order inflates
+  // it once, not once per view read behind the stream.
+  static void expect_views_read_together(std::span<const PreparedLoad> prepared) {
+    std::unordered_map<const ByteSource*, size_t> views;
+    for (const PreparedLoad& p : prepared)
+      if (p.plan.view.data && ++views[p.plan.view.data.get()] == 2)
+        expect_several_reads(*p.plan.view.data);
+  }
+
   // Looks up each distinct byte source's mapping once for the batch: every lookup re-checks
   // the file's size (FileByteSource::mapping), a system call per tensor otherwise.
   void look_up_mappings(std::vector<PreparedLoad>& prepared) {
@@ -259,6 +270,7 @@ class DefaultLoader final : public WeightLoader {
     parallel_for(&pool_, pool_.size() - 1, specs.size(),
                  [&](size_t i) { prepared[i] = prepare(specs[i], std::ref(open)); });
     expect_remote_reads(prepared);
+    expect_views_read_together(prepared);
     look_up_mappings(prepared);
     const BatchPlan plan(prepared, {.read_mode = config_.read_mode,
                                     .alignment = config_.alignment,

@@ -7,6 +7,7 @@
 #include "ballast/error.hpp"
 #include "util/bounded_json.hpp"
 #include "util/error_text.hpp"
+#include "util/op_count.hpp"
 
 namespace ballast {
 
@@ -33,6 +34,7 @@ ShardIndex parse_shard_index(std::span<const std::byte> bytes, const std::string
     out.metadata = index["metadata"].dump();
   std::map<std::string, size_t> shard_of_file;
   for (auto& [tensor, file] : index["weight_map"].items()) {
+    count_op();  // std::map lookups: O(log n) each (parser_scaling_test)
     if (!file.is_string())
       throw Error(ErrorCode::invalid_format, "weight_map value is not a file name",
                   {.source = where, .tensor = tensor});

@@ -9,6 +9,8 @@
 #include <functional>
 #include <string_view>
 
+#include "util/keyed_hash.hpp"
+
 namespace ballast {
 
 class OpCounter {
@@ -31,11 +33,12 @@ class OpCounter {
 
 inline void count_op(uint64_t n = 1) { OpCounter::add(n); }
 
-// Hashing and equality for string-keyed lookups (heterogeneous: a string_view finds a
-// std::string key); the equality counts every comparison it makes.
+// Hashing and equality for string-keyed lookups of names read from files (heterogeneous: a
+// string_view finds a std::string key): the hash is keyed per process (keyed_hash.hpp), so a
+// file cannot choose names that collide; the equality counts every comparison it makes.
 struct StringHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  size_t operator()(std::string_view s) const { return static_cast<size_t>(keyed_hash(s)); }
 };
 struct CountedEqual {
   using is_transparent = void;

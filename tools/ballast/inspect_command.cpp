@@ -7,6 +7,8 @@
 // what it shows.
 #include <iostream>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -46,42 +48,99 @@ std::string summarize(const nlohmann::json& value) {
 
 // Parses metadata JSON keeping only what the table shows: the elements of an array past
 // kMaxItems are dropped as they are read (only counted), and an array that had more becomes
-// {kItemsKey: count, "head": first kShownItems}. Memory stays a few values per array.
-nlohmann::json parse_for_table(const std::string& text) {
-  using Event = nlohmann::json::parse_event_t;
+// {kItemsKey: count, "head": first kShownItems}. Memory stays a few values per array. A SAX
+// handler of its own: nlohmann's callback parser scans an object's members each time one of
+// its objects ends (quadratic in the objects of an object).
+class TableSax {
+ public:
+  bool null() { return place(nullptr); }
+  bool boolean(bool v) { return place(v); }
+  bool number_integer(nlohmann::json::number_integer_t v) { return place(v); }
+  bool number_unsigned(nlohmann::json::number_unsigned_t v) { return place(v); }
+  bool number_float(nlohmann::json::number_float_t v, const std::string&) { return place(v); }
+  bool string(std::string& v) { return place(std::move(v)); }
+  bool binary(nlohmann::json::binary_t&) { return place(nullptr); }
+  bool start_object(std::size_t) { return open(nlohmann::json::object()); }
+  bool start_array(std::size_t) { return open(nlohmann::json::array()); }
+  bool key(std::string& name) {
+    if (skipped_depth_ == 0) open_.back().key = std::move(name);
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) {
+    throw std::runtime_error(e.what());
+  }
+
+  nlohmann::json take() { return std::move(root_); }
+
+ private:
   struct Frame {
-    bool is_array;
-    uint64_t count;
+    nlohmann::json* node;
+    uint64_t count = 0;  // an array's elements, kept or not
+    std::string key;     // an object's key whose value comes next
   };
-  std::vector<Frame> open;
-  auto keep_element = [&open] {
-    return open.empty() || !open.back().is_array || ++open.back().count <= kMaxItems;
-  };
-  auto callback = [&](int, Event event, nlohmann::json& parsed) {
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start: {
-        const bool keep = keep_element();
-        open.push_back({event == Event::array_start, 0});
-        return keep;
-      }
-      case Event::value: return keep_element();
-      case Event::object_end: open.pop_back(); return true;
-      case Event::array_end: {
-        const uint64_t count = open.back().count;
-        open.pop_back();
-        if (count > kMaxItems) {
-          nlohmann::json head = nlohmann::json::array();
-          for (size_t i = 0; i < kShownItems; ++i) head.push_back(std::move(parsed[i]));
-          parsed = {{kItemsKey, count}, {"head", std::move(head)}};
-        }
-        return true;
-      }
-      case Event::key: return true;
+
+  // Puts `v` where the next value goes; null when an array past kMaxItems drops it.
+  nlohmann::json* put(nlohmann::json v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Frame& top = open_.back();
+    if (top.node->is_object()) {
+      nlohmann::json& slot = (*top.node)[top.key];
+      slot = std::move(v);
+      return &slot;
+    }
+    if (++top.count > kMaxItems) return nullptr;
+    top.node->push_back(std::move(v));
+    return &top.node->back();
+  }
+
+  bool place(nlohmann::json v) {
+    if (skipped_depth_ == 0) put(std::move(v));
+    return true;
+  }
+
+  bool open(nlohmann::json empty) {
+    if (skipped_depth_ > 0) {
+      ++skipped_depth_;
+      return true;
+    }
+    nlohmann::json* node = put(std::move(empty));
+    if (!node) {
+      skipped_depth_ = 1;
+      return true;
+    }
+    open_.push_back({node});
+    return true;
+  }
+
+  bool close() {
+    if (skipped_depth_ > 0) {
+      --skipped_depth_;
+      return true;
+    }
+    Frame frame = std::move(open_.back());
+    open_.pop_back();
+    if (frame.node->is_array() && frame.count > kMaxItems) {
+      nlohmann::json head = nlohmann::json::array();
+      for (size_t i = 0; i < kShownItems; ++i) head.push_back(std::move((*frame.node)[i]));
+      *frame.node = {{kItemsKey, frame.count}, {"head", std::move(head)}};
     }
     return true;
-  };
-  return nlohmann::json::parse(text, callback);
+  }
+
+  nlohmann::json root_;
+  std::vector<Frame> open_;
+  uint32_t skipped_depth_ = 0;  // containers open inside a dropped element
+};
+
+nlohmann::json parse_for_table(const std::string& text) {
+  TableSax sax;
+  nlohmann::json::sax_parse(text, &sax);
+  return sax.take();
 }
 
 // The files a folder or shard index resolved to, and the folder's files left out (and why).

@@ -2,8 +2,11 @@
 #include "formats/numpy/py_literal.hpp"
 
 #include <cctype>
+#include <unordered_set>
 
 #include <fmt/format.h>
+
+#include "util/op_count.hpp"
 
 namespace ballast {
 namespace {
@@ -48,6 +51,7 @@ class Parser {
   PyLiteral parse_value(uint32_t depth) {
     if (depth > max_depth_)
       fail(fmt::format("literal nests deeper than {} levels", max_depth_), true);
+    count_op();
     char c = peek();
     if (c == '\'' || c == '"') return parse_string();
     if (c == 'u' && pos_ + 1 < text_.size() &&
@@ -144,6 +148,7 @@ class Parser {
     ++pos_;
     PyLiteral v;
     v.kind = PyLiteral::Kind::dict;
+    std::unordered_set<std::string, StringHash, CountedEqual> seen;  // a hash lookup per key
     while (peek() != '}') {
       size_t key_pos = pos_;
       PyLiteral key = parse_value(depth + 1);
@@ -151,11 +156,10 @@ class Parser {
         pos_ = key_pos;
         fail("dict key is not a string");
       }
-      for (const std::string& k : v.keys)
-        if (k == key.text) {
-          pos_ = key_pos;
-          fail(fmt::format("duplicate key '{}'", k));
-        }
+      if (!seen.insert(key.text).second) {
+        pos_ = key_pos;
+        fail(fmt::format("duplicate key '{}'", key.text));
+      }
       if (peek() != ':') fail("expected ':' after a dict key");
       ++pos_;
       v.keys.push_back(std::move(key.text));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -23,6 +24,8 @@ namespace {
 constexpr uint64_t kInputChunk = 256 * 1024;
 constexpr uint64_t kMinGrowth = 64 * 1024;
 constexpr uint64_t kMaxKeptGrowth = 1 << 20;  // larger reads go straight to the caller
+
+std::atomic<uint64_t> passes_started{0};
 
 // The inflated bytes so far; shared with mapped regions so they outlive the source.
 struct Buffer {
@@ -75,15 +78,25 @@ class InflatedSource final : public ByteSource, public ProducedMapping {
       offset += n;
     }
     if (offset == end) return;
-    if (pos_ > offset) restart();
+    // Bytes streamed past without being kept, or kept bytes that are to grow but cannot (the
+    // stream went on past them): inflate again from the start, and keep everything from now on.
+    if (pos_ > offset || (keep_everything_ && pos_ > kept_)) {
+      restart();
+      keep_everything_ = true;
+    }
     if (pos_ < kept_) skip_to(kept_);
-    if (pos_ == kept_ && end - kept_ <= kMaxKeptGrowth) {
+    if (pos_ == kept_ && (keep_everything_ || offset > pos_ || end - kept_ <= kMaxKeptGrowth)) {
       keep_to(std::min(size(), std::max({end, 2 * kept_, kept_ + kMinGrowth})));
       std::memcpy(dst, buffer_->bytes.data() + offset, static_cast<size_t>(end - offset));
       return;
     }
-    skip_to(offset);
+    skip_to(offset);  // reads in order: the stream goes on past what it kept, the gap dropped
     produce(dst, end - offset);
+  }
+
+  void expect_several_reads() const override {
+    std::lock_guard lock(mutex_);
+    keep_everything_ = true;
   }
 
   std::shared_ptr<const MappedRegion> mapping() const override {
@@ -116,6 +129,7 @@ class InflatedSource final : public ByteSource, public ProducedMapping {
 
   // Inflates the next `n` bytes of the stream into `dst`.
   void produce(std::byte* dst, uint64_t n) const {
+    if (pos_ == 0 && n > 0) passes_started.fetch_add(1, std::memory_order_relaxed);
     const uint64_t target = pos_ + n;
     while (pos_ < target) {
       refill_input();
@@ -223,11 +237,15 @@ class InflatedSource final : public ByteSource, public ProducedMapping {
   mutable uint64_t kept_ = 0;  // bytes [0, kept_) are in buffer_
   mutable uLong crc_ = 0;
   mutable bool verified_ = false;  // the stream ended at the declared size, CRC matched
+  // Reads come out of order: every byte inflated from now on is kept, none streamed past.
+  mutable bool keep_everything_ = false;
   mutable std::optional<Error> error_;
   std::shared_ptr<Buffer> buffer_;
 };
 
 }  // namespace
+
+uint64_t inflation_passes_started() { return passes_started.load(std::memory_order_relaxed); }
 
 std::shared_ptr<ByteSource> make_inflated_source(std::shared_ptr<ByteSource> compressed,
                                                  const ZipMember& member, std::string name,
