@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from conftest import DEBIAN_PYTHON, import_ballast, package_path, require
+from conftest import (DEBIAN_PYTHON, import_ballast, package_path, require, start_process,
+                      stop_process)
 
 ballast = import_ballast()
 RANK_PROGRAM = pathlib.Path(__file__).with_name("cooperative_rank.py")
@@ -59,13 +60,17 @@ def torch_ranks(ranks, checkpoint, out, missing_on=-1):
         [DEBIAN_PYTHON, "-I", "-c", "import torch.distributed"]).returncode == 0,
         "Debian's python3-torch", "scripts/setup.sh")
     env = dict(os.environ, PYTHONPATH=str(package_path(ballast)), WORLD_SIZE=str(ranks))
-    processes = [subprocess.Popen([DEBIAN_PYTHON, str(RANK_PROGRAM), "torch", str(checkpoint),
-                                   str(out), str(16 << 10), str(missing_on)],
-                                  env=dict(env, RANK=str(r)), stderr=subprocess.PIPE,
-                                  text=True) for r in range(ranks)]
-    for p in processes:
-        _, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err
+    processes = [start_process([DEBIAN_PYTHON, str(RANK_PROGRAM), "torch", str(checkpoint),
+                                str(out), str(16 << 10), str(missing_on)],
+                               env=dict(env, RANK=str(r)), stderr=subprocess.PIPE, text=True)
+                 for r in range(ranks)]
+    try:
+        for p in processes:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+    finally:
+        for p in processes:
+            stop_process(p)
     return [json.loads((out / f"rank{r}.json").read_text()) for r in range(ranks)]
 
 
