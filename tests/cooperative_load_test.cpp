@@ -418,6 +418,22 @@ TEST_F(CooperativeLoad, HeaderDifferingOnOneRankFailsEveryRankNamingIt) {
                       (dir_ / "rank1" / "model.safetensors").string());
 }
 
+TEST_F(CooperativeLoad, FileSizeDifferingOnOneRankFailsEveryRankNamingIt) {
+  BALLAST_REQUIRE_GOLDEN();
+  // A GGUF file (which may end in bytes no tensor uses): rank 1's copy has 8 more at its end.
+  const fs::path gguf = *golden_dir() / "real-world/ollama/llama-2-tiny-random.gguf";
+  fs::create_directories(dir_ / "rank0");
+  fs::create_directories(dir_ / "rank1");
+  fs::copy_file(gguf, dir_ / "rank0" / "model.gguf");
+  write_file(dir_ / "rank1" / "model.gguf", read_file(gguf) + "trailing");
+  expect_all_fail(
+      2, fmt::format("\"{}/rank$OMPI_COMM_WORLD_RANK/model.gguf\"", dir_.path().string()), 1,
+      fmt::format("integrity: cooperative load: rank 1's copy of the checkpoint "
+                  "differs from rank 0's: {} is {} bytes, rank 0's copy {}",
+                  (dir_ / "rank1" / "model.gguf").string(), fs::file_size(gguf) + 8,
+                  fs::file_size(gguf)));
+}
+
 TEST_F(CooperativeLoad, MissingFileOnOneRankFailsEveryRank) {
   expect_all_fail(2, per_rank_source(dir_, std::nullopt), 1, "not_found");
 }
