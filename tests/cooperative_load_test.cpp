@@ -7,14 +7,17 @@
 // only and the tensor bytes sent once in all, not once per rank; ranks in separate network
 // namespaces exchange over veth; and a failure on one rank (a missing file, a hostile file, a
 // different checkpoint, a URL that is not there, a connection that breaks off while the rank
-// reads) ends every rank with that rank's error instead of a hang. Without a GPU, --device cuda
-// fails every rank with `unsupported`.
+// reads) ends every rank with that rank's error instead of a hang; ranks whose copies differ
+// (one byte of tensor data, the format metadata) all fail with `integrity` naming the rank, its
+// file and the tensor, and every byte is read once more by a rank that checks it. Without a
+// GPU, --device cuda fails every rank with `unsupported`.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -43,15 +46,16 @@ namespace fs = std::filesystem;
 constexpr uint64_t kShareSlack = 2 * 4096 + 8 * 64;
 
 // Tensors of several dtypes and sizes: large ones split by rows, small and 0-d ones whole.
-std::string checkpoint(int seed) {
-  return safetensors_file({
+std::string checkpoint(int seed, const nlohmann::json& metadata = nullptr) {
+  const std::vector<StTensor> tensors{
       {"a.big", "F32", {256, 1024}, pattern_bytes(256 * 1024 * 4, seed)},
       {"b.mid", "F32", {100, 700}, pattern_bytes(100 * 700 * 4, seed + 1)},
       {"c.bias", "F32", {1024}, pattern_bytes(1024 * 4, seed + 2)},
       {"d.scalar", "F32", {}, pattern_bytes(4, seed + 3)},
       {"e.small", "F16", {3, 5}, pattern_bytes(3 * 5 * 2, seed + 4)},
       {"f.bf16", "BF16", {512, 512}, pattern_bytes(512 * 512 * 2, seed + 5)},
-  });
+  };
+  return safetensors_file(tensors, metadata);
 }
 
 uint64_t tensor_bytes() {
@@ -137,8 +141,8 @@ class CooperativeLoad : public ::testing::Test {
   }
 
   // Every rank of `ranks` fails with a message naming rank `failing` and `expected`.
-  static void expect_all_fail(int ranks, const std::string& args, int failing,
-                              const std::string& expected) {
+  static CommandResult expect_all_fail(int ranks, const std::string& args, int failing,
+                                       const std::string& expected) {
     const CommandResult r = mpirun(ranks, args);
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.exit_code, 124) << "mpirun hung";
@@ -149,6 +153,7 @@ class CooperativeLoad : public ::testing::Test {
       ++count;
     EXPECT_EQ(count, static_cast<size_t>(ranks)) << r.err;
     EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    return r;
   }
 
   TempDir dir_;
@@ -159,16 +164,19 @@ TEST_F(CooperativeLoad, EachRankReadsItsShareAndEndsWithEveryTensor) {
                                          [](int) { return std::vector<Transformation>{}; });
   for (const int ranks : {1, 2, 4}) {
     SCOPED_TRACE(fmt::format("{} ranks", ranks));
-    uint64_t read = 0;
+    uint64_t read = 0, verified = 0;
     for (const json& report : reports(ranks, shell_quote((dir_ / "model.safetensors").string()))) {
       const uint64_t share = tensor_bytes() / static_cast<uint64_t>(ranks);
       const auto mine = report.at("storage_bytes").get<uint64_t>();
       EXPECT_LE(mine, share + kShareSlack);
       EXPECT_GE(mine + kShareSlack, share);
       read += mine;
+      verified += report.at("verified_bytes").get<uint64_t>();
       EXPECT_EQ(hashes_of(report), expected);
     }
     EXPECT_EQ(read, tensor_bytes());  // every byte read once, by one rank
+    // ... and, with more than one rank, once again by another rank that checks it.
+    EXPECT_EQ(verified, ranks > 1 ? tensor_bytes() : 0);
   }
 }
 
@@ -277,6 +285,7 @@ TEST_F(CooperativeLoad, UrlRanksFetchTheTensorBytesOnceInAll) {
   for (const json& report : reports(2, shell_quote(server.url("files/model.safetensors")))) {
     EXPECT_EQ(hashes_of(report), expected);
     read += report.at("storage_bytes").get<uint64_t>();
+    EXPECT_EQ(report.at("verified_bytes"), 0);  // one object, read by every rank: one copy
   }
   EXPECT_EQ(read, tensor_bytes());
   // The server sent the tensors once, plus each rank's header reads: not once per rank.
@@ -355,6 +364,74 @@ std::string per_rank_source(const TempDir& dir, const std::optional<std::string>
   write_file(dir / "rank0" / "model.safetensors", checkpoint(7));
   if (second) write_file(dir / "rank1" / "model.safetensors", *second);
   return fmt::format("\"{}/rank$OMPI_COMM_WORLD_RANK/model.safetensors\"", dir.path().string());
+}
+
+// Rank 1's copy of the checkpoint with the byte at `offset` changed, its size and
+// modification time those of rank 0's copy: a stale or damaged copy that only its data tells.
+void damage_rank1_copy(const TempDir& dir, uint64_t offset) {
+  const fs::path good = dir / "rank0" / "model.safetensors";
+  const fs::path copy = dir / "rank1" / "model.safetensors";
+  std::string bytes = read_file(good);
+  bytes.at(offset) = static_cast<char>(bytes.at(offset) ^ 0x01);
+  write_file(copy, bytes);
+  fs::last_write_time(copy, fs::last_write_time(good));
+}
+
+// Where the tensor data of checkpoint() begins: after the 8-byte length and the header.
+uint64_t data_start(const fs::path& file) {
+  const std::string bytes = read_file(file);
+  uint64_t header = 0;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  return 8 + header;
+}
+
+TEST_F(CooperativeLoad, StaleDataInThePartOneRankReadsFailsEveryRankNamingIt) {
+  // f.bf16, the last tensor, lies in rank 1's part: rank 1 reads it, rank 0 reads it again.
+  const std::string source = per_rank_source(dir_, checkpoint(7));
+  damage_rank1_copy(dir_, fs::file_size(dir_ / "rank0" / "model.safetensors") - 10);
+  const CommandResult r = expect_all_fail(
+      2, source, 1, "integrity: cooperative load: the bytes of tensor 'f.bf16' that rank 1 read");
+  EXPECT_NE(r.err.find("read from " + (dir_ / "rank1" / "model.safetensors").string() +
+                       " differ from rank 0's copy of them"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(CooperativeLoad, StaleDataInThePartAnotherRankReadsFailsEveryRankNamingIt) {
+  // a.big's first row lies in rank 0's part: rank 1's damaged copy is read only to check it.
+  const std::string source = per_rank_source(dir_, checkpoint(7));
+  damage_rank1_copy(dir_, data_start(dir_ / "rank0" / "model.safetensors") + 10);
+  const CommandResult r = expect_all_fail(
+      2, source, 0, "integrity: cooperative load: the bytes of tensor 'a.big' (rows 0..");
+  EXPECT_NE(r.err.find("that rank 0 read from " + (dir_ / "rank0" / "model.safetensors").string() +
+                       " differ from rank 1's copy of them"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(CooperativeLoad, HeaderDifferingOnOneRankFailsEveryRankNamingIt) {
+  // The same tensors, dtypes and shapes; the format metadata differs.
+  const std::string source = per_rank_source(dir_, checkpoint(7, nlohmann::json{{"format", "np"}}));
+  expect_all_fail(2, source, 1,
+                  "integrity: cooperative load: rank 1's copy of the checkpoint differs from "
+                  "rank 0's: the headers of " +
+                      (dir_ / "rank1" / "model.safetensors").string());
+}
+
+TEST_F(CooperativeLoad, FileSizeDifferingOnOneRankFailsEveryRankNamingIt) {
+  BALLAST_REQUIRE_GOLDEN();
+  // A GGUF file (which may end in bytes no tensor uses): rank 1's copy has 8 more at its end.
+  const fs::path gguf = *golden_dir() / "real-world/ollama/llama-2-tiny-random.gguf";
+  fs::create_directories(dir_ / "rank0");
+  fs::create_directories(dir_ / "rank1");
+  fs::copy_file(gguf, dir_ / "rank0" / "model.gguf");
+  write_file(dir_ / "rank1" / "model.gguf", read_file(gguf) + "trailing");
+  expect_all_fail(
+      2, fmt::format("\"{}/rank$OMPI_COMM_WORLD_RANK/model.gguf\"", dir_.path().string()), 1,
+      fmt::format("integrity: cooperative load: rank 1's copy of the checkpoint "
+                  "differs from rank 0's: {} is {} bytes, rank 0's copy {}",
+                  (dir_ / "rank1" / "model.gguf").string(), fs::file_size(gguf) + 8,
+                  fs::file_size(gguf)));
 }
 
 TEST_F(CooperativeLoad, MissingFileOnOneRankFailsEveryRank) {

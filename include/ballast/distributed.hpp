@@ -66,6 +66,11 @@ struct CooperativeOptions {
   // With a device communicator: allocates the exchange buffers (and so the results) in its
   // device's memory; null: ballast's cudaMalloc factory (make_cuda_tensor_factory).
   std::shared_ptr<TensorFactory> device_factory;
+  // Read each rank's part again on one other rank and compare digests before exchanging, so
+  // that ranks reading different copies (a stale copy on one host) fail together instead of
+  // mixing them (docs/distributed.md, "One checkpoint, verified"). Skipped when every rank
+  // names the same remote object. Off: each rank reads 1/N instead of 2/N.
+  bool verify_copies = true;
 };
 
 struct CooperativeResult {
@@ -74,6 +79,8 @@ struct CooperativeResult {
   uint64_t storage_bytes = 0;
   uint64_t received_bytes = 0;  // bytes that came from the other ranks
   size_t rounds = 0;            // exchange rounds
+  // Bytes this rank read of another rank's part, only to check it (verify_copies).
+  uint64_t verified_bytes = 0;
 };
 
 // Loads `specs` (every one naming the same source) cooperatively: a collective, called by every

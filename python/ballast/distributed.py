@@ -185,13 +185,15 @@ class CooperativeStats:
     storage_bytes: int   # tensor bytes this rank read from storage or the network
     received_bytes: int  # bytes that came from the other ranks
     rounds: int          # exchange rounds
+    verified_bytes: int  # bytes of another rank's part read again to check it (verify_copies)
 
 
 def load_cooperative(source: Union[SourceLike, Sequence[TensorSpec]], comm: Communicator,
                      patterns: Optional[Sequence[str]] = None,
                      transformations: Optional[Sequence[Transformation]] = None, *,
                      loader: Optional[Loader] = None, round_bytes: int = 256 << 20,
-                     framework: Optional[str] = None, with_stats: bool = False) -> Any:
+                     verify_copies: bool = True, framework: Optional[str] = None,
+                     with_stats: bool = False) -> Any:
     """Loads a checkpoint cooperatively: a collective, called by every rank of `comm`.
 
     `source` is a checkpoint (then `patterns` and `transformations` select and transform as in
@@ -199,8 +201,11 @@ def load_cooperative(source: Union[SourceLike, Sequence[TensorSpec]], comm: Comm
     one source (the result is a list in their order; Shard steps may differ per rank). Each
     tensor equals what `loader` (default: a new ballast.Loader()) loads alone; each rank reads
     about 1/N of the stored bytes, `round_bytes` gathered per exchange round. With
-    `with_stats`, returns (tensors, CooperativeStats). A failure on any rank (a missing file)
-    raises the same ballast.Error on every rank, naming the rank.
+    `verify_copies` each rank also reads another rank's part and the ranks compare digests
+    before exchanging, so that copies that differ (a stale copy on one host) raise
+    IntegrityError on every rank instead of mixing. With `with_stats`, returns (tensors,
+    CooperativeStats). A failure on any rank (a missing file) raises the same ballast.Error on
+    every rank, naming the rank.
     """
     loader = loader if loader is not None else Loader()
     by_name = not (isinstance(source, (list, tuple))
@@ -215,7 +220,8 @@ def load_cooperative(source: Union[SourceLike, Sequence[TensorSpec]], comm: Comm
         names.extend(spec[0] for spec in specs)
         return specs
 
-    natives, *counts = loader._native.load_cooperative(make_specs, comm, round_bytes)
+    natives, *counts = loader._native.load_cooperative(make_specs, comm, round_bytes,
+                                                       verify_copies)
     tensors = [convert(t, framework) for t in natives]
     result: Union[Dict[str, Any], List[Any]] = tensors
     if by_name:

@@ -202,19 +202,22 @@ class PyLoader {
     loader_->preload(std::move(s));
   }
 
-  // (tensors, storage bytes, received bytes, rounds); the GIL is released while it loads and
-  // taken back only for the communicator's collectives, on this thread.
-  nb::tuple load_cooperative(nb::handle make_specs, nb::handle communicator, uint64_t round_bytes) {
+  // (tensors, storage bytes, received bytes, rounds, verified bytes); the GIL is released while
+  // it loads and taken back only for the communicator's collectives, on this thread.
+  nb::tuple load_cooperative(nb::handle make_specs, nb::handle communicator, uint64_t round_bytes,
+                             bool verify_copies) {
     auto comm = make_python_communicator(communicator);
     std::vector<TensorSpec> specs = agreed_specs(*comm, make_specs);
     CooperativeResult result;
     {
       nb::gil_scoped_release release;
-      result = ballast::load_cooperative(*loader_, *comm, specs, {.round_bytes = round_bytes});
+      result = ballast::load_cooperative(
+          *loader_, *comm, specs, {.round_bytes = round_bytes, .verify_copies = verify_copies});
     }
     nb::list tensors;
     for (auto& t : result.tensors) tensors.append(PyTensor{std::move(t)});
-    return nb::make_tuple(tensors, result.storage_bytes, result.received_bytes, result.rounds);
+    return nb::make_tuple(tensors, result.storage_bytes, result.received_bytes, result.rounds,
+                          result.verified_bytes);
   }
 
   nb::dict capabilities() const { return capabilities_dict(loader_->capabilities()); }
@@ -242,7 +245,7 @@ void bind_loader(nb::module_& m) {
           },
           nb::arg("specs"))
       .def("load_cooperative", &PyLoader::load_cooperative, nb::arg("make_specs"),
-           nb::arg("communicator"), nb::arg("round_bytes"))
+           nb::arg("communicator"), nb::arg("round_bytes"), nb::arg("verify_copies"))
       .def("get_metadata", &PyLoader::get_metadata, nb::arg("source"))
       .def("is_available", &PyLoader::is_available, nb::arg("source"))
       .def("preload", &PyLoader::preload, nb::arg("source"))

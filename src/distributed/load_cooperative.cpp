@@ -21,6 +21,7 @@
 #include "ballast/storage.hpp"
 #include "distributed/collective_status.hpp"
 #include "distributed/cooperative_plan.hpp"
+#include "distributed/copy_check.hpp"
 #include "distributed/shard_exchange.hpp"
 
 namespace ballast {
@@ -144,10 +145,10 @@ void check_device_specs(const std::vector<TensorSpec>& specs, const Plan& plan,
   }
 }
 
-// Reads this rank's pieces of `round` into `buffer`, which holds the round's bytes from
-// `base` on; returns the bytes read.
-uint64_t read_pieces(WeightLoader& loader, const WeightSource& source,
-                     const std::vector<Piece>& pieces, std::byte* buffer, uint64_t base) {
+// Loads `pieces` through the loader, calling `use(piece, bytes)` for each as it completes.
+template <typename Use>
+void for_each_piece(WeightLoader& loader, const WeightSource& source,
+                    const std::vector<Piece>& pieces, Use&& use) {
   std::vector<TensorSpec> specs;
   std::map<std::string, const Piece*> by_name;
   for (const Piece& piece : pieces) {
@@ -158,17 +159,50 @@ uint64_t read_pieces(WeightLoader& loader, const WeightSource& source,
     specs.push_back(std::move(spec));
     by_name.emplace(piece.tensor, &piece);
   }
-  uint64_t read = 0;
   loader.load_tensors_streaming(std::move(specs), [&](const std::string& name, TensorRef t) {
     const Piece& piece = *by_name.at(name);
     if (t->nbytes() != piece.nbytes || t->device().kind != Device::Kind::cpu)
       throw Error(ErrorCode::integrity,
                   fmt::format("cooperative load: rows {}..{} of '{}' came as {} bytes, not {}",
                               piece.first_row, piece.end_row, name, t->nbytes(), piece.nbytes));
-    std::memcpy(buffer + (piece.offset - base), t->data(), piece.nbytes);
-    read += piece.nbytes;
+    use(piece, std::span<const std::byte>(t->data(), piece.nbytes));
   });
+}
+
+// The digests of `pieces`, in their order.
+using PieceDigests = distributed::PieceDigests;
+PieceDigests digests_of(const std::vector<Piece>& pieces,
+                        const std::map<std::string, std::string>& by_tensor) {
+  PieceDigests out;
+  for (const Piece& piece : pieces) out.push_back(by_tensor.at(piece.tensor));
+  return out;
+}
+
+// Reads this rank's pieces of `round` into `buffer`, which holds the round's bytes from
+// `base` on, and, when `digests` is given, hashes each; returns the bytes read.
+uint64_t read_pieces(WeightLoader& loader, const WeightSource& source,
+                     const std::vector<Piece>& pieces, std::byte* buffer, uint64_t base,
+                     PieceDigests* digests) {
+  uint64_t read = 0;
+  std::map<std::string, std::string> hashed;
+  for_each_piece(loader, source, pieces, [&](const Piece& piece, std::span<const std::byte> bytes) {
+    std::memcpy(buffer + (piece.offset - base), bytes.data(), bytes.size());
+    if (digests) hashed.emplace(piece.tensor, sha256_hex(bytes));
+    read += bytes.size();
+  });
+  if (digests) *digests = digests_of(pieces, hashed);
   return read;
+}
+
+// Reads `pieces` (another rank's part) only to hash them; returns their digests.
+PieceDigests hash_pieces(WeightLoader& loader, const WeightSource& source,
+                         const std::vector<Piece>& pieces, uint64_t& read) {
+  std::map<std::string, std::string> hashed;
+  for_each_piece(loader, source, pieces, [&](const Piece& piece, std::span<const std::byte> bytes) {
+    hashed.emplace(piece.tensor, sha256_hex(bytes));
+    read += bytes.size();
+  });
+  return digests_of(pieces, hashed);
 }
 
 TensorRef renamed(const TensorRef& t, const std::string& name) {
@@ -268,6 +302,7 @@ struct RoundOutcome {
   Layout layout;
   uint64_t storage_bytes = 0;
   uint64_t received_bytes = 0;
+  uint64_t verified_bytes = 0;
 };
 
 bool keeps_all_whole(const Round& round, const ShardDims& dims) {
@@ -275,11 +310,36 @@ bool keeps_all_whole(const Round& round, const ShardDims& dims) {
                       [&](const PlannedTensor& t) { return dims.contains(t.name); });
 }
 
+// With `check_copies`, this rank also reads the part of the next rank, only to hash it, and
+// the ranks compare digests (copy_check.hpp) before any part is exchanged.
+struct PartCheck {
+  bool enabled = false;
+  PieceDigests own, checked;
+};
+
+// Reads the next rank's part of `round` again and hashes it, when checking.
+void read_checked_part(WeightLoader& loader, const WeightSource& source, const Round& round,
+                       int rank, PartCheck& check, RoundOutcome& out) {
+  if (!check.enabled) return;
+  const auto next = static_cast<size_t>(rank + 1) % round.pieces.size();
+  check.checked = hash_pieces(loader, source, round.pieces[next], out.verified_bytes);
+}
+
+void compare_parts(Communicator& comm, const WeightSource& source, const Round& round,
+                   const PartCheck& check) {
+  if (!check.enabled) return;
+  run_collectively(comm, "verifying", [&] {
+    distributed::compare_part_digests(comm, round, check.own, check.checked, describe(source));
+  });
+}
+
 // Reads this rank's part of `round` and exchanges the parts: all-gathered in place when every
 // tensor is kept whole, else all-to-all (what each rank keeps).
 RoundOutcome exchange_round(WeightLoader& loader, Communicator& comm, const Buffers& buffers,
-                            const WeightSource& source, const Round& round, const ShardDims& dims) {
+                            const WeightSource& source, const Round& round, const ShardDims& dims,
+                            bool check_copies) {
   const auto me = static_cast<size_t>(comm.rank());
+  PartCheck check{.enabled = check_copies};
   const bool host = comm.memory_device().is_host();
   const uint64_t part_offset = round.part_offsets[me], part_size = round.part_sizes[me];
   RoundOutcome out;
@@ -291,9 +351,12 @@ RoundOutcome exchange_round(WeightLoader& loader, Communicator& comm, const Buff
       // On the host the part is read in place; for a device, into host memory first.
       part = host ? out.buffer : make_host_buffer(std::max<uint64_t>(part_size, 1), 64);
       const uint64_t base = host ? 0 : part_offset;
-      out.storage_bytes = read_pieces(loader, source, round.pieces[me], part->data(), base);
+      out.storage_bytes = read_pieces(loader, source, round.pieces[me], part->data(), base,
+                                      check.enabled ? &check.own : nullptr);
+      read_checked_part(loader, source, round, comm.rank(), check, out);
       if (!host) buffers.upload(*out.buffer, part_offset, part->data(), part_size);
     });
+    compare_parts(comm, source, round, check);
     comm.allgatherv_in_place(std::span(out.buffer->data(), round.nbytes), round.part_sizes,
                              round.part_offsets);
     out.received_bytes = round.nbytes - part_size;
@@ -304,7 +367,9 @@ RoundOutcome exchange_round(WeightLoader& loader, Communicator& comm, const Buff
   run_collectively(comm, "reading", [&] {
     ex = distributed::plan_exchange(round, dims, comm.rank(), comm.size());
     part = make_host_buffer(std::max<uint64_t>(part_size, 1), 64);
-    out.storage_bytes = read_pieces(loader, source, round.pieces[me], part->data(), part_offset);
+    out.storage_bytes = read_pieces(loader, source, round.pieces[me], part->data(), part_offset,
+                                    check.enabled ? &check.own : nullptr);
+    read_checked_part(loader, source, round, comm.rank(), check, out);
     std::vector<std::byte> packed(ex.send_bytes);  // zeros in the alignment gaps
     for (const Exchange::Move& m : ex.packing)
       if (m.nbytes > 0) std::memcpy(packed.data() + m.to, part->data() + m.from, m.nbytes);
@@ -312,6 +377,7 @@ RoundOutcome exchange_round(WeightLoader& loader, Communicator& comm, const Buff
     buffers.upload(*send, 0, packed.data(), packed.size());
     out.buffer = buffers.allocate(ex.mine.nbytes);
   });
+  compare_parts(comm, source, round, check);
   comm.alltoallv(std::span(send->data(), ex.send_bytes), ex.send_counts, ex.send_displacements,
                  std::span(out.buffer->data(), ex.mine.nbytes), ex.recv_counts,
                  ex.recv_displacements);
@@ -328,17 +394,23 @@ CooperativeResult load_cooperative(WeightLoader& loader, Communicator& comm,
                                    const CooperativeOptions& options) {
   const Device device = comm.memory_device();
   WeightSource source;
+  WeightMetadata meta;
   Plan plan;
   std::optional<Buffers> buffers;
   run_collectively(comm, "planning", [&] {
     source = common_source(specs);
     std::set<std::string> names;
     for (const TensorSpec& spec : specs) names.insert(spec.name);
-    plan = distributed::make_plan(loader.get_metadata(source), names, comm.size(),
+    meta = loader.get_metadata(source);
+    plan = distributed::make_plan(meta, names, comm.size(),
                                   std::max<uint64_t>(options.round_bytes, 1));
     buffers.emplace(device, options.device_factory);
   });
   check_same_plan(comm, plan);
+  run_collectively(comm, "checking the copies",
+                   [&] { distributed::check_same_identity(comm, source, meta); });
+  const bool check_copies =
+      options.verify_copies && distributed::ranks_may_read_different_copies(comm, source);
   const ShardDims dims = agreed_shard_dims(comm, specs, plan);
   if (!device.is_host())
     run_collectively(comm, "checking the specs", [&] {
@@ -348,9 +420,11 @@ CooperativeResult load_cooperative(WeightLoader& loader, Communicator& comm,
   CooperativeResult result;
   result.tensors.resize(specs.size());
   for (const Round& round : plan.rounds) {
-    const RoundOutcome r = exchange_round(loader, comm, *buffers, source, round, dims);
+    const RoundOutcome r =
+        exchange_round(loader, comm, *buffers, source, round, dims, check_copies);
     result.storage_bytes += r.storage_bytes;
     result.received_bytes += r.received_bytes;
+    result.verified_bytes += r.verified_bytes;
     ++result.rounds;
     run_collectively(comm, "transforming", [&] {
       make_results(loader, specs, round, dims, r.layout, r.buffer, result.tensors);

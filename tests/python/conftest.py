@@ -5,9 +5,11 @@ pinned requirements/test.txt). It drives the built `ballast` CLI ($BALLAST_CLI, 
 and compares it with the reference Python packages. A component that is missing fails the test
 when CI is set and skips it, naming what is missing and how to install it, otherwise.
 """
+import ctypes
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -41,6 +43,40 @@ def golden_dir():
     if not (path / "manifest.json").exists():
         pytest.skip("../shared/golden is absent; golden-corpus test skipped")
     return path
+
+
+def start_process(argv, **popen_args):
+    """Starts a server or helper process that dies with this test process: it leads a process
+    group of its own (stop_process ends the whole group) and gets SIGKILL when pytest dies
+    (PR_SET_PDEATHSIG), and it holds none of pytest's output (stdin, stdout and stderr are
+    /dev/null unless `popen_args` says otherwise), which ctest would wait on."""
+    parent = os.getpid()
+
+    def die_with_parent():
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # pytest died before the line above
+            os._exit(1)
+
+    for stream in ("stdin", "stdout", "stderr"):
+        popen_args.setdefault(stream, subprocess.DEVNULL)
+    return subprocess.Popen(argv, start_new_session=True, preexec_fn=die_with_parent,
+                            **popen_args)
+
+
+def stop_process(process, timeout=10):
+    """Ends `process` and every process of its group (SIGTERM, then SIGKILL), and waits."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if process.returncode is not None:  # reaped: its group id may be another's by now
+            return
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            continue
+    process.wait()
 
 
 def run_cli(cli, *args, env=None, check=True, timeout=300, cwd=None):

@@ -1,10 +1,10 @@
 """One rank of tests/python/test_cooperative.py:
-cooperative_rank.py mpi|torch CHECKPOINT OUT_DIR ROUND_BYTES MISSING_ON_RANK.
+cooperative_rank.py mpi|torch CHECKPOINT OUT_DIR ROUND_BYTES MISSING_ON_RANK [STALE_ON_RANK].
 
 Under mpirun with mpi4py (mpi), or as one of WORLD_SIZE processes of a torch.distributed gloo
 group (torch: RANK and WORLD_SIZE in the environment, the group's store a file in OUT_DIR),
 loads CHECKPOINT with ballast.load_cooperative (rank MISSING_ON_RANK names a file that is not
-there instead) and writes OUT_DIR/rank<R>.json: whether its tensors are byte-identical to a
+there instead, rank STALE_ON_RANK the copy CHECKPOINT.stale) and writes OUT_DIR/rank<R>.json: whether its tensors are byte-identical to a
 one-process ballast load, its stats, or the error it raised; then loads a list of specs with
 its tensor-parallel shard the same way and compares them too. ballast comes from PYTHONPATH.
 """
@@ -17,6 +17,7 @@ from ballast.distributed import MpiCommunicator, TorchCommunicator
 
 kind, checkpoint, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
 round_bytes, missing_on = int(sys.argv[4]), int(sys.argv[5])
+stale_on = int(sys.argv[6]) if len(sys.argv) > 6 else -1
 if kind == "mpi":
     from mpi4py import MPI
     comm = MpiCommunicator(MPI.COMM_WORLD)
@@ -28,6 +29,7 @@ else:
     comm = TorchCommunicator()
 rank = comm.rank()
 source = checkpoint + ".missing" if rank == missing_on else checkpoint
+source = checkpoint + ".stale" if rank == stale_on else source
 report = {"rank": rank, "world": comm.size()}
 try:
     state, stats = ballast.load_cooperative(source, comm, round_bytes=round_bytes,
@@ -48,6 +50,7 @@ try:
     report["storage_bytes"] = stats.storage_bytes
     report["received_bytes"] = stats.received_bytes
     report["rounds"] = stats.rounds
+    report["verified_bytes"] = stats.verified_bytes
 except ballast.Error as e:
     report["error"] = {"type": type(e).__name__, "code": e.code, "text": str(e)}
 with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import urllib.request
 
-from conftest import DEBIAN_PYTHON, SOURCE_DIR, require
+from conftest import DEBIAN_PYTHON, SOURCE_DIR, require, start_process, stop_process
 
 SERVER = SOURCE_DIR / "tests" / "servers" / "hub_server.py"
 
@@ -26,8 +26,8 @@ class HubStandIn:
 
     def __init__(self, folder):
         require(os.access(DEBIAN_PYTHON, os.X_OK), DEBIAN_PYTHON, "scripts/setup.sh")
-        self.process = subprocess.Popen([DEBIAN_PYTHON, str(SERVER), str(folder)],
-                                        stdout=subprocess.PIPE, text=True)
+        self.process = start_process([DEBIAN_PYTHON, str(SERVER), str(folder)],
+                                     stdout=subprocess.PIPE, text=True)
         ports = self.process.stdout.readline().split()
         assert len(ports) == 2, "the Hub stand-in did not start"
         self.port = int(ports[0])
@@ -38,9 +38,7 @@ class HubStandIn:
             return json.load(r)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
         self.process.stdout.close()
 
 

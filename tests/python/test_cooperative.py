@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from conftest import DEBIAN_PYTHON, import_ballast, package_path, require
+from conftest import (DEBIAN_PYTHON, import_ballast, package_path, require, start_process,
+                      stop_process)
 
 ballast = import_ballast()
 RANK_PROGRAM = pathlib.Path(__file__).with_name("cooperative_rank.py")
@@ -40,13 +41,13 @@ def checkpoint(tmp_path_factory):
             max(t.nbytes // ROWS for t in tensors.values()))
 
 
-def mpi_ranks(ranks, checkpoint, out, missing_on=-1):
+def mpi_ranks(ranks, checkpoint, out, missing_on=-1, stale_on=-1):
     """Every rank's report, by rank, after a bounded mpirun (a hang ends in a timeout)."""
     require(shutil.which("mpirun"), "mpirun", "apt-get install openmpi-bin")
     require(importlib.util.find_spec("mpi4py"), "mpi4py", "scripts/setup.sh")
     command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
                "-np", str(ranks), sys.executable, str(RANK_PROGRAM), "mpi", str(checkpoint),
-               str(out), str(16 << 10), str(missing_on)]
+               str(out), str(16 << 10), str(missing_on), str(stale_on)]
     env = dict(os.environ, PYTHONPATH=str(pathlib.Path(ballast.__file__).parents[1]))
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -59,13 +60,17 @@ def torch_ranks(ranks, checkpoint, out, missing_on=-1):
         [DEBIAN_PYTHON, "-I", "-c", "import torch.distributed"]).returncode == 0,
         "Debian's python3-torch", "scripts/setup.sh")
     env = dict(os.environ, PYTHONPATH=str(package_path(ballast)), WORLD_SIZE=str(ranks))
-    processes = [subprocess.Popen([DEBIAN_PYTHON, str(RANK_PROGRAM), "torch", str(checkpoint),
-                                   str(out), str(16 << 10), str(missing_on)],
-                                  env=dict(env, RANK=str(r)), stderr=subprocess.PIPE,
-                                  text=True) for r in range(ranks)]
-    for p in processes:
-        _, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err
+    processes = [start_process([DEBIAN_PYTHON, str(RANK_PROGRAM), "torch", str(checkpoint),
+                                str(out), str(16 << 10), str(missing_on)],
+                               env=dict(env, RANK=str(r)), stderr=subprocess.PIPE, text=True)
+                 for r in range(ranks)]
+    try:
+        for p in processes:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+    finally:
+        for p in processes:
+            stop_process(p)
     return [json.loads((out / f"rank{r}.json").read_text()) for r in range(ranks)]
 
 
@@ -81,6 +86,8 @@ def check_shares(reports, total, row_bytes):
         assert abs(report["storage_bytes"] - total / ranks) <= 2 * row_bytes + 64, report
         assert report["storage_bytes"] + report["received_bytes"] == total
     assert sum(r["storage_bytes"] for r in reports) == total
+    # Every byte read once more, by the rank that checks it against its own copy.
+    assert sum(r["verified_bytes"] for r in reports) == total
 
 
 def check_same_error(reports):
@@ -100,6 +107,20 @@ def test_mpi_ranks_end_with_the_whole_checkpoint_reading_their_share(checkpoint,
 def test_a_missing_file_on_one_mpi_rank_raises_the_same_error_on_every_rank(checkpoint,
                                                                            tmp_path):
     check_same_error(mpi_ranks(2, checkpoint[0], tmp_path, missing_on=1))
+
+
+def test_a_stale_copy_on_one_mpi_rank_raises_the_same_integrity_error_on_every_rank(
+        checkpoint, tmp_path):
+    # Rank 1's copy: one byte of the last tensor's data changed, the same size.
+    path = checkpoint[0]
+    stale = bytearray(path.read_bytes())
+    stale[-3] ^= 1
+    pathlib.Path(str(path) + ".stale").write_bytes(bytes(stale))
+    reports = mpi_ranks(2, path, tmp_path, stale_on=1)
+    errors = [r.get("error") for r in reports]
+    assert errors[0] is not None and all(e == errors[0] for e in errors), errors
+    assert errors[0]["type"] == "IntegrityError" and errors[0]["code"] == "integrity"
+    assert "rank 1" in errors[0]["text"] and "model.safetensors.stale" in errors[0]["text"]
 
 
 def test_torch_ranks_end_with_the_whole_checkpoint_reading_their_share(checkpoint, tmp_path):

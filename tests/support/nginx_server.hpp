@@ -29,6 +29,8 @@ class NginxServer {
   ~NginxServer();
 
   bool available() const { return process_ != nullptr; }
+  // nginx's process id (the leader of its process group), -1 when not available.
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
   std::string url(const std::string& path) const;  // "http://127.0.0.1:PORT/<path>"
   // Where /files/ is served from (write files here).
   std::filesystem::path files() const { return dir_ / "files"; }

@@ -6,34 +6,55 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
 
 namespace ballast::test {
 
+namespace {
+
+// In the child, before exec: its own process group, death with the parent, and no descriptor
+// but its stdin (/dev/null), stdout (`out`) and stderr (`stderr_path` or /dev/null).
+void prepare_child(pid_t parent, int out, const std::string& stderr_path) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);  // the parent died before the line above
+  const int null = open("/dev/null", O_RDWR);
+  const int err = stderr_path.empty()
+                      ? null
+                      : open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (null < 0 || err < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
+  close_range(3, UINT_MAX, CLOSE_RANGE_CLOEXEC);
+}
+
+}  // namespace
+
 Process::Process(const std::vector<std::string>& argv, const std::string& stderr_path) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  const pid_t parent = getpid();
   pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error("fork failed");
+  }
   if (pid_ == 0) {
-    dup2(fds[1], 1);
-    if (!stderr_path.empty()) {
-      int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (err >= 0) dup2(err, 2);
-    }
-    setpgid(0, 0);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
+    prepare_child(parent, fds[1], stderr_path);
     execv(args[0], args.data());
     _exit(127);
   }
+  setpgid(pid_, pid_);  // also here: a stop() right after fork signals the group
   close(fds[1]);
   out_ = fds[0];
 }
@@ -58,6 +79,7 @@ std::optional<std::string> Process::read_line(std::chrono::milliseconds timeout)
     if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
     char chunk[4096];
     ssize_t n = read(out_, chunk, sizeof chunk);
+    if (n == 0) output_ended_ = true;
     if (n <= 0) return std::nullopt;
     buffer_.append(chunk, static_cast<size_t>(n));
   }
@@ -65,15 +87,17 @@ std::optional<std::string> Process::read_line(std::chrono::milliseconds timeout)
 
 void Process::stop() {
   if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
+  // The whole group: a server's own children (moto under the S3 proxy) go with it.
+  killpg(pid_, SIGTERM);
   for (int i = 0; i < 100; ++i) {
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
+    siginfo_t info{};
+    // Not reaped yet (WNOWAIT): until then the group's id cannot be reused.
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  kill(pid_, SIGKILL);
+  killpg(pid_, SIGKILL);  // whatever is left of the group
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
 }

@@ -34,6 +34,8 @@ class S3Server {
 
   bool available() const { return process_ != nullptr; }
   const std::string& unavailable() const { return why_; }
+  // The proxy's process id (the leader of the process group that holds moto too), or -1.
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
   int port() const { return port_; }
   std::string endpoint() const;  // "http://127.0.0.1:PORT"
 

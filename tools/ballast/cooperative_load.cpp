@@ -96,6 +96,7 @@ std::string report(const CooperativeLoadOptions& options, const std::vector<Tens
                                 {"source", source_text(options.source)},
                                 {"storage_bytes", result.storage_bytes},
                                 {"received_bytes", result.received_bytes},
+                                {"verified_bytes", result.verified_bytes},
                                 {"rounds", result.rounds},
                                 {"bytes", bytes},
                                 {"seconds", seconds},

@@ -3,8 +3,8 @@
 // or, with --device cuda, over NCCL into each rank's GPU (the local rank modulo the host's GPUs;
 // more ranks on a host than GPUs fail); each rank reports what it read from storage and the
 // tensors it ends with (one JSON object per line with --json: rank, world, device,
-// storage_bytes, received_bytes, rounds, seconds and tensors: name -> {sha256, dtype, shape};
-// a tensor in device memory has no sha256).
+// storage_bytes, received_bytes, verified_bytes (read again to check another rank's part), rounds,
+// seconds and tensors: name -> {sha256, dtype, shape}; a tensor in device memory has no sha256).
 #pragma once
 
 #include <stdexcept>
