@@ -8,7 +8,11 @@
 #include <cctype>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "util/control_characters.hpp"
 
 namespace ballast {
 namespace {
@@ -99,11 +103,20 @@ HubSettings hub_settings_from_env(const std::optional<std::filesystem::path>& ca
     if (xdg.empty()) xdg = home_dir() + "/.cache";
     home = expanded(xdg + "/huggingface");
   }
+  std::string token_source = env("HF_TOKEN").empty() ? "HUGGING_FACE_HUB_TOKEN" : "HF_TOKEN";
   s.token = cleaned_token(env_or("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"));
   if (s.token.empty()) {
     const std::string path = env("HF_TOKEN_PATH");
-    s.token = token_from_file(path.empty() ? home / "token" : expanded(path));
+    const std::filesystem::path file = path.empty() ? home / "token" : expanded(path);
+    token_source = "the token file " + file.string();
+    s.token = token_from_file(file);
   }
+  // The token goes into an Authorization header: a control character left after the cleaning
+  // (CR and LF are removed, as huggingface_hub does) is refused, never quoted.
+  if (has_control_character(s.token))
+    throw Error(
+        ErrorCode::auth,
+        fmt::format("the Hugging Face token from {} holds a control character", token_source));
   if (cache_dir)
     s.cache_dir = *cache_dir;
   else if (std::string hub = env_or("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"); !hub.empty())

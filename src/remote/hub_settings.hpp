@@ -20,7 +20,8 @@ struct HubSettings {
   bool offline = false;
 };
 
-// The settings for a source; `cache_dir` (the source's own) wins over the environment.
+// The settings for a source; `cache_dir` (the source's own) wins over the environment. A token
+// holding a control character is Error(auth) naming where it came from, never the token.
 HubSettings hub_settings_from_env(const std::optional<std::filesystem::path>& cache_dir);
 
 }  // namespace ballast
