@@ -22,6 +22,9 @@ ThreadPool::ThreadPool(unsigned threads, const ThreadStart& start) {
     failure = e.what();
   } catch (const std::bad_alloc&) {
     failure = "out of memory";
+  } catch (...) {  // whatever a test's start throws: the started workers are joined first
+    stop_and_join();
+    throw;
   }
   if (failure.empty()) return;
   // A joinable std::thread destroyed by the unwinding would end the process (std::terminate).
