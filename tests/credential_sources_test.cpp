@@ -187,7 +187,7 @@ TEST_F(CredentialSourcesTest, ACredentialProcessThatKeepsRunningIsKilledAtTheDea
       "exec >&-; sleep 30",
       shell_quote(pids.string()));
   const Error e = error_of([&] {
-    run_credential_process(command, "credential_process of test", std::chrono::seconds(1));
+    run_credential_process(command, "credential_process of test", std::chrono::seconds(2));
   });
   EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
   EXPECT_NE(std::string(e.what()).find("credential_process of test: the process did not exit in "
