@@ -1,6 +1,7 @@
 // Configuration values are checked where they enter (issue 37): every WeightLoaderConfig value
 // outside its range is an invalid_argument error naming the field, the value and the range,
-// before any thread is started; a worker thread the system refuses is an Error, never
+// before any thread is started; default and per-source headers that would add a header of their
+// own are refused without their value; a worker thread the system refuses is an Error, never
 // std::terminate (ThreadPool's fault seam refuses the third thread).
 #include <gtest/gtest.h>
 
@@ -79,6 +80,23 @@ TEST(ConfigRanges, DefaultHeadersThatWouldAddAHeaderAreRefusedWithoutTheirValue)
     EXPECT_EQ(std::string(e.what()).find("secret-value"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(make_weight_loader({.default_headers = {{"X-Folded", "a\tb c"}}}));
+}
+
+// A URL source's own headers are checked the same way, before any request (nothing listens
+// at the URL).
+TEST(ConfigRanges, SourceHeadersThatWouldAddAHeaderAreRefusedWithoutTheirValue) {
+  auto loader = make_weight_loader({.enable_caching = false, .download_retries = 0});
+  const Error e = error_of([&] {
+    loader->get_metadata(
+        WeightSource::url("http://127.0.0.1:1/m.safetensors",
+                          {{"Authorization", "Bearer secret-value\r\nX-Injected: yes"}}));
+  });
+  EXPECT_EQ(e.code(), ErrorCode::invalid_argument) << e.what();
+  EXPECT_NE(std::string(e.what()).find("the source's headers: the value of 'Authorization' holds a "
+                                       "control character"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(std::string(e.what()).find("secret-value"), std::string::npos) << e.what();
 }
 
 TEST(ConfigRanges, TheBoundsThemselvesAreAccepted) {

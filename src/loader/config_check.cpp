@@ -2,8 +2,6 @@
 #include "loader/config_check.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -19,27 +17,6 @@ void check_range(const char* field, Value value, Value min, Value max, const cha
   if (value >= min && value <= max) return;
   throw Error(ErrorCode::invalid_argument,
               fmt::format("{} must be in [{}, {}]{}, got {}", field, min, max, note, value));
-}
-
-// An HTTP header line per entry: a name of token characters and a value without control
-// characters but tab, so that no entry adds a header of its own (the value is never quoted).
-void check_default_headers(const std::map<std::string, std::string>& headers) {
-  for (const auto& [name, value] : headers) {
-    const bool name_ok = !name.empty() && std::ranges::all_of(name, [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) ||
-             std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    });
-    if (!name_ok)
-      throw Error(
-          ErrorCode::invalid_argument,
-          fmt::format("default_headers: '{}' is not an HTTP header name", name.substr(0, 64)));
-    std::string without_tabs = value;
-    std::erase(without_tabs, '\t');
-    if (has_control_character(without_tabs))
-      throw Error(
-          ErrorCode::invalid_argument,
-          fmt::format("default_headers: the value of '{}' holds a control character", name));
-  }
 }
 
 }  // namespace
@@ -71,7 +48,7 @@ void check_weight_loader_config(const WeightLoaderConfig& config) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("download_timeout_seconds must be in (0, {}], got {}",
                             kMaxDownloadTimeoutSeconds, config.download_timeout_seconds));
-  check_default_headers(config.default_headers);
+  check_http_headers(config.default_headers, "default_headers");
 }
 
 }  // namespace ballast
