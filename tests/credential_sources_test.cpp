@@ -161,6 +161,8 @@ TEST_F(CredentialSourcesTest, ControlCharactersInHuggingFaceTokensAreAnAuthError
   setenv("HF_HOME", hf.path().c_str(), 1);
   setenv("HF_TOKEN", "hf_secret\x01X-Injected: yes", 1);
   expect_refused([] { hub_settings_from_env(std::nullopt); }, "HF_TOKEN", {"hf_secret"});
+  // What needs no token does not read it: `cache verify` still checks the (empty) caches.
+  EXPECT_TRUE(verify_caches({.cache_dir = hf / "objects"}).empty());
   unsetenv("HF_TOKEN");
   // CR and LF are removed as huggingface_hub removes them; other control bytes are refused.
   write_file(hf / "token", "hf_secret\r\n");

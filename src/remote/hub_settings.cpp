@@ -89,20 +89,27 @@ bool is_true(std::string value) {
   return value == "1" || value == "ON" || value == "YES" || value == "TRUE";
 }
 
+// $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
+std::filesystem::path hf_home() {
+  if (std::string home = env("HF_HOME"); !home.empty()) return expanded(home);
+  std::string xdg = env("XDG_CACHE_HOME");
+  if (xdg.empty()) xdg = home_dir() + "/.cache";
+  return expanded(xdg + "/huggingface");
+}
+
 }  // namespace
+
+std::filesystem::path hub_cache_dir_from_env() {
+  if (std::string hub = env_or("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"); !hub.empty())
+    return expanded(hub);
+  return hf_home() / "hub";
+}
 
 HubSettings hub_settings_from_env(const std::optional<std::filesystem::path>& cache_dir) {
   HubSettings s;
   if (std::string endpoint = env("HF_ENDPOINT"); !endpoint.empty()) s.endpoint = endpoint;
   while (s.endpoint.ends_with('/')) s.endpoint.pop_back();
-  std::filesystem::path home;
-  if (std::string hf_home = env("HF_HOME"); !hf_home.empty()) {
-    home = expanded(hf_home);
-  } else {
-    std::string xdg = env("XDG_CACHE_HOME");
-    if (xdg.empty()) xdg = home_dir() + "/.cache";
-    home = expanded(xdg + "/huggingface");
-  }
+  const std::filesystem::path home = hf_home();
   std::string token_source = env("HF_TOKEN").empty() ? "HUGGING_FACE_HUB_TOKEN" : "HF_TOKEN";
   s.token = cleaned_token(env_or("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"));
   if (s.token.empty()) {
@@ -117,12 +124,7 @@ HubSettings hub_settings_from_env(const std::optional<std::filesystem::path>& ca
     throw Error(
         ErrorCode::auth,
         fmt::format("the Hugging Face token from {} holds a control character", token_source));
-  if (cache_dir)
-    s.cache_dir = *cache_dir;
-  else if (std::string hub = env_or("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"); !hub.empty())
-    s.cache_dir = expanded(hub);
-  else
-    s.cache_dir = home / "hub";
+  s.cache_dir = cache_dir ? *cache_dir : hub_cache_dir_from_env();
   s.offline = is_true(env_or("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"));
   return s;
 }
