@@ -209,7 +209,7 @@ TEST_F(AwsCredentialChainTest, CredentialProcessDocumentsAndFailures) {
   };
   for (const auto& [command, message] : cases) {
     Error e = error_of([&, &command = command] {
-      run_credential_process(command, "credential_process of test", 1);
+      run_credential_process(command, "credential_process of test", std::chrono::seconds(1));
     });
     EXPECT_EQ(e.code(), ErrorCode::auth) << command;
     EXPECT_TRUE(std::string(e.what()).starts_with("auth: credential_process of test: "))

@@ -271,6 +271,36 @@ TEST_F(S3CredentialProvidersTest, InstanceMetadataV2SignsRealRequests) {
   EXPECT_EQ(stats["refused"], 0);
 }
 
+// The keys the proxy knows, with a header line after the session token: through instance
+// metadata and the container endpoint, the load fails with auth naming the provider and S3
+// never sees a request (it would have accepted the signature with the extra header).
+TEST_F(S3CredentialProvidersTest, ALineBreakInAProvidersTokenNeverReachesS3) {
+  S3Keys injected = S3Server::kTemporaryKeys;
+  injected.session_token += "\r\nX-Injected: yes";
+  const CredentialStandIn injecting(injected);
+  ASSERT_TRUE(injecting.available());
+  unsetenv("AWS_EC2_METADATA_DISABLED");
+  setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", injecting.url().c_str(), 1);
+  server().clear_log();
+  Error e = error_of([&] { load(); });
+  EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
+  EXPECT_NE(std::string(e.what()).find("instance metadata (" + injecting.url() +
+                                       "): the session token holds a control character"),
+            std::string::npos)
+      << e.what();
+  setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", injecting.url("/container/credentials").c_str(), 1);
+  setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", kCallerSecret, 1);
+  e = error_of([&] { load(); });
+  EXPECT_EQ(e.code(), ErrorCode::auth) << e.what();
+  EXPECT_NE(std::string(e.what()).find("the session token holds a control character"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(std::string(e.what()).find(S3Server::kTemporaryKeys.session_token), std::string::npos)
+      << e.what();
+  EXPECT_EQ(s3_requests(), 0u);
+}
+
 TEST_F(S3CredentialProvidersTest, SsoRoleCredentialsFromTheTokenCache) {
   write_file(home_ / ".aws/config",
              "[default]\nsso_session = corp\nsso_account_id = 123456789012\n"

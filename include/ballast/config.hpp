@@ -62,19 +62,30 @@ struct DownloadProgress {
   uint64_t bytes_total = 0;
 };
 
+// The ranges make_weight_loader accepts (the CLI's and the Python Loader's too); a value
+// outside its range is Error(invalid_argument) naming the field, the value and the range.
+inline constexpr int kMaxNumThreads = 4096;
+inline constexpr int kMaxConcurrentDownloads = 256;
+inline constexpr int kMaxDownloadRetries = 100;
+inline constexpr double kMaxDownloadTimeoutSeconds = 86400;  // one day
+inline constexpr uint64_t kMinChunkBytes = 4096;
+inline constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 40;  // chunk and staging sizes: 1 TiB
+
 struct WeightLoaderConfig {
   // Remote sources (docs/remote.md). With caching off, remote reads fetch only the byte ranges
   // a request needs; with it on, whole files are downloaded once into the cache.
   bool enable_caching = true;
   std::filesystem::path cache_dir;           // empty: $BALLAST_CACHE or ~/.cache/ballast
   uint64_t max_cache_size = 0;               // bytes; 0 = unbounded
-  int max_concurrent_downloads = 8;          // concurrent ranges of one large read
+  int max_concurrent_downloads = 8;          // concurrent ranges of one large read (1..256)
   uint64_t download_chunk_bytes = 16 << 20;  // a large read is split into ranges of this size
-  // Connect timeout, and the longest a transfer may make no progress, in seconds.
+  // Connect timeout, and the longest a transfer may make no progress, in seconds (0, 86400].
   double download_timeout_seconds = 300.0;
-  int download_retries = 5;  // retries of a failed request (connection errors, 429, 5xx)
+  int download_retries = 5;  // retries of a failed request (connection errors, 429, 5xx): 0..100
   bool enable_integrity_checks = true;
-  std::map<std::string, std::string> default_headers;  // sent with every HTTP request
+  // Sent with every HTTP request; names are HTTP tokens, values hold no control character
+  // but tab (invalid_argument otherwise).
+  std::map<std::string, std::string> default_headers;
   // CA certificates for TLS; empty: $BALLAST_CA_BUNDLE, $CURL_CA_BUNDLE or the system's.
   std::filesystem::path ca_bundle;
   bool verify_tls = true;
@@ -83,12 +94,14 @@ struct WeightLoaderConfig {
 
   ReadMode read_mode = ReadMode::automatic;
   MappedWrites mapped_writes = MappedWrites::refused;
-  int num_threads = 0;    // worker threads; 0 = hardware concurrency
+  int num_threads = 0;    // worker threads, 0..4096; 0 = hardware concurrency
   size_t alignment = 64;  // alignment of owned tensor buffers (power of two, 16..4096)
-  // Reads larger than this are split into chunks loaded concurrently.
+  // Reads larger than this are split into chunks loaded concurrently (4 KiB..1 TiB, as are
+  // download_chunk_bytes and max_staging_bytes).
   uint64_t read_chunk_bytes = 16 << 20;
   // Bounce and staging memory (O_DIRECT buffers, copies of strided views) never exceeds this,
   // summed over all threads; a strided view larger than its share is read in place instead.
+  // At least 4 KiB per thread.
   uint64_t max_staging_bytes = 64 << 20;
   GpuDirectStorage gpu_direct_storage = GpuDirectStorage::automatic;  // device loads' reads
   Limits limits;

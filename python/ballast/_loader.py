@@ -78,20 +78,21 @@ class Loader:
             life, shared by its calls (like one safetensors safe_open handle). "refused":
             read-only mappings (numpy marks them so; torch has no read-only tensors, and
             writing into one faults).
-        num_threads: worker threads (0: one per core).
+        num_threads: worker threads, 0..4096 (0: one per core).
         alignment: alignment of ballast's own buffers (power of two, 16..4096).
-        read_chunk_bytes: reads larger than this are split and run concurrently.
-        max_staging_bytes: bound on bounce and staging memory.
+        read_chunk_bytes: reads larger than this are split and run concurrently (4 KiB..1 TiB).
+        max_staging_bytes: bound on bounce and staging memory (4 KiB per thread..1 TiB).
         gpu_direct_storage: loads to a CUDA device through GPUDirect Storage (cuFile): "auto"
             (where libcufile and nvidia-fs are present, else pinned staging), "off" or
             "required" (fail with UnsupportedError where it cannot be used); docs/gpu.md.
         enable_caching: download remote files once into the cache (else read byte ranges).
         cache_dir: the URL/S3 object cache (default $BALLAST_CACHE or ~/.cache/ballast).
         max_cache_size: evict least recently used objects beyond this many bytes (0: no bound).
-        max_concurrent_downloads: concurrent ranges of one large remote read.
-        download_chunk_bytes: size of those ranges.
-        download_timeout_seconds: connect timeout and longest stall of a transfer.
-        download_retries: retries of a failed request.
+        max_concurrent_downloads: concurrent ranges of one large remote read (1..256).
+        download_chunk_bytes: size of those ranges (4 KiB..1 TiB).
+        download_timeout_seconds: connect timeout and longest stall of a transfer (0..86400 s,
+            0 excluded).
+        download_retries: retries of a failed request (0..100).
         enable_integrity_checks: verify hashes the source states.
         default_headers: HTTP headers sent with every request.
         ca_bundle: CA certificates for TLS (default $BALLAST_CA_BUNDLE, $CURL_CA_BUNDLE, the

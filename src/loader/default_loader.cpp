@@ -7,7 +7,6 @@
 #include <mutex>
 #include <optional>
 #include <span>
-#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -17,6 +16,7 @@
 #include "core/produced_mapping.hpp"
 #include "loader/batch_plan.hpp"
 #include "loader/checkpoint_cache.hpp"
+#include "loader/config_check.hpp"
 #include "loader/device_load.hpp"
 #include "loader/mapping_policy.hpp"
 #include "loader/materialize.hpp"
@@ -36,26 +36,13 @@ namespace {
 class DefaultLoader final : public WeightLoader {
  public:
   DefaultLoader(WeightLoaderConfig config, std::shared_ptr<const Os> os)
-      : config_(std::move(config)),
+      : config_(checked(std::move(config))),
         checkpoints_(
             {.remote = make_remote_context(config_, os), .read_mode = config_.read_mode, .os = os},
             {.limits = config_.limits,
              .verify_checksums = config_.enable_integrity_checks,
              .os = os}),
-        pool_(thread_count(config_)) {
-    if (config_.alignment < 16 || (config_.alignment & (config_.alignment - 1)) != 0 ||
-        config_.alignment > 4096)
-      throw Error(
-          ErrorCode::invalid_argument,
-          fmt::format("alignment must be a power of two in [16, 4096], got {}", config_.alignment));
-    if (config_.read_chunk_bytes == 0)
-      throw Error(ErrorCode::invalid_argument, "read_chunk_bytes must be positive");
-    // Every thread gets at least one 4 KiB page of bounce buffer.
-    if (config_.max_staging_bytes < 4096ull * pool_.size())
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("max_staging_bytes must be at least 4 KiB per thread ({} bytes)",
-                              4096ull * pool_.size()));
-  }
+        pool_(worker_thread_count(config_)) {}
 
   // A zero-copy view is made on the calling thread: it needs no staging and no read but its
   // prefault, and handing it to a loader thread costs more than making it. Any other tensor
@@ -125,9 +112,10 @@ class DefaultLoader final : public WeightLoader {
   }
 
  private:
-  static unsigned thread_count(const WeightLoaderConfig& config) {
-    if (config.num_threads > 0) return static_cast<unsigned>(config.num_threads);
-    return std::max(1u, std::thread::hardware_concurrency());
+  // The configuration, checked before anything (threads, caches) is made from it.
+  static WeightLoaderConfig checked(WeightLoaderConfig config) {
+    check_weight_loader_config(config);
+    return config;
   }
 
   // A CUDA device without a configured factory gets cudaMalloc'd tensors (made once per device;

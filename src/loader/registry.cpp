@@ -4,6 +4,7 @@
 
 #include "ballast/error.hpp"
 #include "ballast/loader.hpp"
+#include "loader/config_check.hpp"
 #include "loader/default_loader.hpp"
 
 namespace ballast {
@@ -38,6 +39,7 @@ std::vector<std::string> registered_weight_loaders() {
 
 std::unique_ptr<WeightLoader> make_weight_loader(const WeightLoaderConfig& config,
                                                  const std::string& name) {
+  check_weight_loader_config(config);  // for every loader, registered ones too
   WeightLoaderMaker maker;
   {
     auto& l = loaders();

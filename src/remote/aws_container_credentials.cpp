@@ -9,6 +9,7 @@
 #include "io/file_source.hpp"
 #include "remote/aws_http.hpp"
 #include "remote/aws_profile.hpp"
+#include "util/control_characters.hpp"
 #include "util/redact_url.hpp"
 
 namespace ballast {
@@ -71,9 +72,9 @@ std::optional<std::string> aws_container_credentials_url() {
 AwsCredentials fetch_container_credentials(const std::string& url, const std::string& provider) {
   AwsHttpRequest request{.url = url, .timeout_seconds = 5};
   if (std::string token = authorization_token(provider); !token.empty()) {
-    if (token.find_first_of("\r\n") != std::string::npos)
+    if (has_control_character(token))
       throw Error(ErrorCode::auth,
-                  fmt::format("{}: the authorization token holds a line break", provider));
+                  fmt::format("{}: the authorization token holds a control character", provider));
     request.headers["Authorization"] = token;
   }
   const AwsHttpAnswer answer = aws_http(request, provider);

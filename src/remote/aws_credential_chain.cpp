@@ -77,7 +77,8 @@ Provider container_provider() {
 }
 
 Provider imds_provider(const AwsImdsSettings& settings) {
-  const std::string description = fmt::format("instance metadata ({})", settings.endpoint);
+  const std::string description =
+      fmt::format("instance metadata ({})", redact_url(settings.endpoint));
   return refreshing(description, [settings, description] {
     return fetch_imds_credentials(settings, description);
   });

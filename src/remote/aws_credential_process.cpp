@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -48,10 +50,22 @@ bool read_output(int fd, std::chrono::steady_clock::time_point deadline, std::st
   }
 }
 
+// Reaps the child once it has exited, up to the deadline. Returns false when it is still
+// running then (it may have closed its stdout and gone on).
+bool wait_for_exit(pid_t pid, std::chrono::steady_clock::time_point deadline, int& status) {
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return true;
+    if (done < 0 && errno != EINTR) return true;  // not our child any more: nothing to wait for
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 }  // namespace
 
 AwsCredentials run_credential_process(const std::string& command, const std::string& provider,
-                                      int timeout_seconds) {
+                                      std::chrono::milliseconds timeout) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
     throw Error(ErrorCode::auth, fmt::format("{}: cannot make a pipe", provider));
@@ -76,14 +90,21 @@ AwsCredentials run_credential_process(const std::string& command, const std::str
     ::close(pipe_fds[0]);
     throw Error(ErrorCode::auth, fmt::format("{}: /bin/sh could not be started", provider));
   }
+  // One deadline for the output and the exit: a process that closes its stdout and goes on
+  // running is killed at it like one that never prints.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string output, why;
-  const bool finished = read_output(
-      pipe_fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds), output,
-      why);
+  bool finished = read_output(pipe_fds[0], deadline, output, why);
   ::close(pipe_fds[0]);
-  if (!finished) ::kill(-pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (finished && !wait_for_exit(pid, deadline, status)) {
+    finished = false;
+    why = "did not exit in time";
+  }
+  if (!finished) {
+    ::kill(-pid, SIGKILL);  // the whole process group: the command and its children
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (!finished) throw Error(ErrorCode::auth, fmt::format("{}: the process {}", provider, why));
   if (WIFSIGNALED(status))

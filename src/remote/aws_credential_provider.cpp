@@ -6,10 +6,17 @@
 namespace ballast {
 
 AwsCredentialProvider::AwsCredentialProvider(std::string description, Fetch fetch)
-    : description_(std::move(description)), fetch_(std::move(fetch)), credentials_(fetch_()) {}
+    : description_(std::move(description)),
+      fetch_(std::move(fetch)),
+      credentials_(checked(fetch_())) {}
 
 AwsCredentialProvider::AwsCredentialProvider(std::string description, AwsCredentials fixed)
-    : description_(std::move(description)), credentials_(std::move(fixed)) {}
+    : description_(std::move(description)), credentials_(checked(std::move(fixed))) {}
+
+AwsCredentials AwsCredentialProvider::checked(AwsCredentials credentials) const {
+  check_aws_credentials(credentials, description_);
+  return credentials;
+}
 
 AwsCredentials AwsCredentialProvider::current() {
   std::lock_guard lock(mutex_);
@@ -17,7 +24,7 @@ AwsCredentials AwsCredentialProvider::current() {
   if (!fetch_ || !expiration || AwsClock::now() + kAwsRefreshBefore < *expiration)
     return credentials_;
   try {
-    credentials_ = fetch_();
+    credentials_ = checked(fetch_());
   } catch (const Error&) {
     if (AwsClock::now() >= *expiration) throw;  // still valid: used until they expire
   }

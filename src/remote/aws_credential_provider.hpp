@@ -2,7 +2,9 @@
 // request and fetched again shortly before they expire, as the AWS SDKs do: less than
 // kAwsRefreshBefore left and the next request asks the provider again; if that fails while the
 // old ones are still valid they are used on, once expired the failure is the request's error.
-// So a load that outlives one set of temporary credentials keeps working. Thread-safe.
+// So a load that outlives one set of temporary credentials keeps working. Whatever a provider
+// gives (a fetch or fixed keys from the environment or a file) is checked before it is used: a
+// control character in a field is Error(auth) naming the provider. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -30,6 +32,9 @@ class AwsCredentialProvider {
   const std::string& description() const { return description_; }
 
  private:
+  // The credentials after check_aws_credentials (Error(auth) naming the description).
+  AwsCredentials checked(AwsCredentials credentials) const;
+
   std::string description_;
   Fetch fetch_;
   std::mutex mutex_;

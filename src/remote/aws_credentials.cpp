@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ballast/error.hpp"
+#include "util/control_characters.hpp"
 
 namespace ballast {
 namespace {
@@ -75,6 +76,13 @@ void check_aws_credentials(const AwsCredentials& credentials, const std::string&
   if (credentials.access_key.empty() || credentials.secret_key.empty())
     throw Error(ErrorCode::auth,
                 fmt::format("{}: the answer lacks an access key id or a secret key", provider));
+  // A line break would reach the request as a header of its own; the value is never quoted.
+  for (const auto& [value, name] : {std::pair{&credentials.access_key, "access key id"},
+                                    std::pair{&credentials.secret_key, "secret key"},
+                                    std::pair{&credentials.session_token, "session token"}})
+    if (has_control_character(*value))
+      throw Error(ErrorCode::auth,
+                  fmt::format("{}: the {} holds a control character", provider, name));
   if (credentials.expiration && *credentials.expiration <= AwsClock::now())
     throw Error(ErrorCode::auth, fmt::format("{}: the credentials it gave have expired", provider));
 }

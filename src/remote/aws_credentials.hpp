@@ -30,7 +30,9 @@ std::optional<AwsClock::time_point> parse_aws_time(std::string_view text);
 AwsCredentials aws_credentials_from_json(std::string_view document, const std::string& provider,
                                          const char* token_field);
 
-// Error(auth) naming `provider` when a field is empty or the credentials have already expired.
+// Error(auth) naming `provider` (never the value) when the key pair is incomplete, a field
+// holds a control character (CR, LF, ...) or the credentials have already expired. Every
+// provider's credentials pass here (AwsCredentialProvider), whatever their source.
 void check_aws_credentials(const AwsCredentials& credentials, const std::string& provider);
 
 }  // namespace ballast

@@ -10,6 +10,7 @@
 #include "ballast/error.hpp"
 #include "remote/aws_http.hpp"
 #include "remote/aws_profile.hpp"
+#include "util/control_characters.hpp"
 
 namespace ballast {
 namespace {
@@ -78,8 +79,10 @@ AwsCredentials fetch_imds_credentials(const AwsImdsSettings& settings,
                     .headers = {{"X-aws-ec2-metadata-token-ttl-seconds", "21600"}}},
                    provider);
   expect_ok(token, provider, "PUT /latest/api/token");
-  if (token.body.empty() || token.body.find_first_of("\r\n") != std::string::npos)
-    throw Error(ErrorCode::auth, fmt::format("{}: the session token is not one line", provider));
+  if (token.body.empty() || has_control_character(token.body))
+    throw Error(
+        ErrorCode::auth,
+        fmt::format("{}: the session token is empty or holds a control character", provider));
   const std::map<std::string, std::string> headers{{"X-aws-ec2-metadata-token", token.body}};
   const AwsHttpAnswer roles =
       imds_request(settings, {.url = kCredentialsPath, .headers = headers}, provider);

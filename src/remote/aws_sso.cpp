@@ -12,6 +12,8 @@
 #include "io/file_source.hpp"
 #include "remote/aws_http.hpp"
 #include "remote/url.hpp"
+#include "util/control_characters.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 namespace {
@@ -46,6 +48,10 @@ std::string cached_token(const AwsSsoSettings& sso, const std::string& provider)
   if (token == nullptr || token->empty() || expires == nullptr)
     throw Error(ErrorCode::auth,
                 fmt::format("{}: the SSO token cache lacks accessToken or expiresAt", provider),
+                {.source = path});
+  if (has_control_character(*token))
+    throw Error(ErrorCode::auth,
+                fmt::format("{}: the cached SSO token holds a control character", provider),
                 {.source = path});
   const auto expiration = parse_aws_time(*expires);
   if (!expiration || *expiration <= AwsClock::now())
@@ -109,7 +115,7 @@ AwsCredentials fetch_sso_credentials(const AwsSsoSettings& sso, const std::strin
     throw Error(ErrorCode::auth,
                 fmt::format("{}: GetRoleCredentials answered HTTP {}{}", provider, answer.status,
                             aws_error_detail(answer.body)),
-                {.source = sso.portal});
+                {.source = redact_url(sso.portal)});
   const nlohmann::json document = nlohmann::json::parse(answer.body, nullptr, false);
   const nlohmann::json* role = document.is_object() && document.contains("roleCredentials")
                                    ? &document["roleCredentials"]
@@ -118,7 +124,7 @@ AwsCredentials fetch_sso_credentials(const AwsSsoSettings& sso, const std::strin
       !role->value("expiration", nlohmann::json()).is_number_integer())
     throw Error(ErrorCode::auth,
                 fmt::format("{}: the answer is not a roleCredentials object", provider),
-                {.source = sso.portal});
+                {.source = redact_url(sso.portal)});
   // The same fields as the other providers' documents, with lowercase names and epoch ms.
   const nlohmann::json as_document = {
       {"AccessKeyId", role->value("accessKeyId", nlohmann::json())},

@@ -86,8 +86,7 @@ std::vector<CachedBlobCheck> verify_hub_cache(const std::shared_ptr<const Os>& o
 
 std::vector<CachedBlobCheck> verify_caches(const CacheVerifyOptions& options) {
   const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
-  const fs::path hub =
-      options.hub_cache.empty() ? hub_settings_from_env(std::nullopt).cache_dir : options.hub_cache;
+  const fs::path hub = options.hub_cache.empty() ? hub_cache_dir_from_env() : options.hub_cache;
   // The public entry has no Os of its own: the real one makes its calls.
   const std::shared_ptr<const Os>& os = real_os();
   std::vector<CachedBlobCheck> checks =

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -61,7 +62,11 @@ class HttpByteSource final : public ByteSource {
     const uint64_t workers =
         std::min<uint64_t>(chunks, static_cast<uint64_t>(options_.concurrency));
     std::vector<std::jthread> threads;
-    for (uint64_t i = 1; i < workers; ++i) threads.emplace_back(work);
+    // A thread the system refuses is left out: this thread and those started do the chunks.
+    try {
+      for (uint64_t i = 1; i < workers; ++i) threads.emplace_back(work);
+    } catch (const std::system_error&) {
+    }
     work();
     threads.clear();
     if (error) std::rethrow_exception(error);

@@ -8,6 +8,7 @@
 
 #include "ballast/error.hpp"
 #include "remote/http_parse.hpp"
+#include "util/control_characters.hpp"
 #include "util/error_text.hpp"
 #include "util/redact_url.hpp"
 
@@ -89,6 +90,7 @@ HttpResult http_perform_retried(HttpClient& client, const HttpRequest& request) 
 
 HttpTarget make_http_target(std::string url, HttpHeaders headers) {
   std::string name = redact_url(url);
+  check_http_headers(headers, "the source's headers", name);
   return {std::move(url), std::move(headers), std::move(name)};
 }
 

@@ -8,7 +8,11 @@
 #include <cctype>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
+#include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "util/control_characters.hpp"
 
 namespace ballast {
 namespace {
@@ -85,31 +89,42 @@ bool is_true(std::string value) {
   return value == "1" || value == "ON" || value == "YES" || value == "TRUE";
 }
 
+// $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
+std::filesystem::path hf_home() {
+  if (std::string home = env("HF_HOME"); !home.empty()) return expanded(home);
+  std::string xdg = env("XDG_CACHE_HOME");
+  if (xdg.empty()) xdg = home_dir() + "/.cache";
+  return expanded(xdg + "/huggingface");
+}
+
 }  // namespace
+
+std::filesystem::path hub_cache_dir_from_env() {
+  if (std::string hub = env_or("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"); !hub.empty())
+    return expanded(hub);
+  return hf_home() / "hub";
+}
 
 HubSettings hub_settings_from_env(const std::optional<std::filesystem::path>& cache_dir) {
   HubSettings s;
   if (std::string endpoint = env("HF_ENDPOINT"); !endpoint.empty()) s.endpoint = endpoint;
   while (s.endpoint.ends_with('/')) s.endpoint.pop_back();
-  std::filesystem::path home;
-  if (std::string hf_home = env("HF_HOME"); !hf_home.empty()) {
-    home = expanded(hf_home);
-  } else {
-    std::string xdg = env("XDG_CACHE_HOME");
-    if (xdg.empty()) xdg = home_dir() + "/.cache";
-    home = expanded(xdg + "/huggingface");
-  }
+  const std::filesystem::path home = hf_home();
+  std::string token_source = env("HF_TOKEN").empty() ? "HUGGING_FACE_HUB_TOKEN" : "HF_TOKEN";
   s.token = cleaned_token(env_or("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"));
   if (s.token.empty()) {
     const std::string path = env("HF_TOKEN_PATH");
-    s.token = token_from_file(path.empty() ? home / "token" : expanded(path));
+    const std::filesystem::path file = path.empty() ? home / "token" : expanded(path);
+    token_source = "the token file " + file.string();
+    s.token = token_from_file(file);
   }
-  if (cache_dir)
-    s.cache_dir = *cache_dir;
-  else if (std::string hub = env_or("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"); !hub.empty())
-    s.cache_dir = expanded(hub);
-  else
-    s.cache_dir = home / "hub";
+  // The token goes into an Authorization header: a control character left after the cleaning
+  // (CR and LF are removed, as huggingface_hub does) is refused, never quoted.
+  if (has_control_character(s.token))
+    throw Error(
+        ErrorCode::auth,
+        fmt::format("the Hugging Face token from {} holds a control character", token_source));
+  s.cache_dir = cache_dir ? *cache_dir : hub_cache_dir_from_env();
   s.offline = is_true(env_or("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"));
   return s;
 }

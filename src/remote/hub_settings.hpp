@@ -20,7 +20,11 @@ struct HubSettings {
   bool offline = false;
 };
 
-// The settings for a source; `cache_dir` (the source's own) wins over the environment.
+// The settings for a source; `cache_dir` (the source's own) wins over the environment. A token
+// holding a control character is Error(auth) naming where it came from, never the token.
 HubSettings hub_settings_from_env(const std::optional<std::filesystem::path>& cache_dir);
+
+// The hub cache alone (HF_HUB_CACHE, ...), for what needs no token (`ballast cache verify`).
+std::filesystem::path hub_cache_dir_from_env();
 
 }  // namespace ballast

@@ -6,6 +6,7 @@
 #include "ballast/error.hpp"
 #include "remote/aws_credential_chain.hpp"
 #include "remote/aws_profile.hpp"
+#include "util/redact_url.hpp"
 
 namespace ballast {
 namespace {
@@ -16,7 +17,8 @@ std::string endpoint_url(std::string url) {
   if (!http || url.find_first_of("?#@ ") != std::string::npos ||
       url.find('/', url.find("://") + 3) == url.find("://") + 3)
     throw Error(ErrorCode::invalid_argument,
-                "an S3 endpoint must be an http(s)://host[:port][/path] URL", {.actual = url});
+                "an S3 endpoint must be an http(s)://host[:port][/path] URL",
+                {.actual = redact_url(url)});
   return url;
 }
 

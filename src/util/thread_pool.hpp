@@ -14,7 +14,14 @@ namespace ballast {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(unsigned threads);
+  // Starts one worker running `work` (a test may make it throw, as std::thread does when the
+  // system refuses a thread).
+  using ThreadStart = std::function<std::thread(std::function<void()> work)>;
+
+  // Starts `threads` workers (at least one). When the system refuses one (std::system_error,
+  // std::bad_alloc), the workers already started are stopped and joined and the constructor
+  // throws Error(limit_exceeded) saying how many were asked for.
+  explicit ThreadPool(unsigned threads, const ThreadStart& start = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -35,6 +42,7 @@ class ThreadPool {
 
  private:
   void work();
+  void stop_and_join();
 
   std::mutex mutex_;
   std::condition_variable ready_;

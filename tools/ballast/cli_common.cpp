@@ -80,7 +80,7 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
   command.add_option("--mode", options.mode, "read mode: auto, mmap, read, io_uring or direct")
       ->check(CLI::IsMember({"auto", "mmap", "read", "io_uring", "direct"}));
   command.add_option("--threads", options.threads, "worker threads (0 = all cores)")
-      ->check(whole_number(0, 4096, "0 = all cores"));
+      ->check(whole_number(0, kMaxNumThreads, "0 = all cores"));
   command.add_flag("--no-cache", options.no_cache,
                    "remote sources: read only the byte ranges needed, download nothing");
   command.add_option("--cache-dir", options.cache_dir,
@@ -89,7 +89,7 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
   command
       .add_option("--connections", options.connections,
                   "remote sources: concurrent ranged GETs of one large read (default 8)")
-      ->check(whole_number(1, 256));
+      ->check(whole_number(1, kMaxConcurrentDownloads));
   command
       .add_option("--timeout", options.timeout,
                   "remote sources: seconds a connection or transfer may make no progress "
@@ -98,7 +98,7 @@ void add_source_options(CLI::App& command, SourceOptions& options, bool raw_dtyp
   command
       .add_option("--retries", options.retries,
                   "remote sources: retries of a failed request (default 5)")
-      ->check(whole_number(0, 100));
+      ->check(whole_number(0, kMaxDownloadRetries));
   command
       .add_option("--max-cache-size", options.max_cache_size,
                   "remote sources: evict least recently used objects beyond this many bytes")

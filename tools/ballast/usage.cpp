@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "ballast/config.hpp"
+
 namespace ballast::cli {
 
 CLI::Validator whole_number(uint64_t min, uint64_t max, std::string meaning) {
@@ -26,13 +28,14 @@ CLI::Validator whole_number(uint64_t min, uint64_t max, std::string meaning) {
 }
 
 CLI::Validator positive_seconds() {
-  const std::string wanted = "a number of seconds above 0, at most 86400";
+  const std::string wanted =
+      fmt::format("a number of seconds above 0, at most {}", kMaxDownloadTimeoutSeconds);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double value = 0;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
         if (ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) &&
-            value > 0 && value <= 86400)
+            value > 0 && value <= kMaxDownloadTimeoutSeconds)
           return {};
         return fmt::format("must be {}, not '{}'", wanted, text);
       },
