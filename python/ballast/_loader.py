@@ -11,9 +11,11 @@ from typing import (Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List
 
 from . import _core
 from ._frameworks import convert
-from ._spec import SourceLike, TensorSpec, Transformation, native_source, transformation_text
+from ._spec import (SourceLike, TensorSpec, TransformsLike, native_source, pattern_list,
+                    transformation_text)
 
 SpecLike = Union[TensorSpec, str]
+PatternsLike = Union[str, Sequence[str], None]
 
 
 @dataclass(frozen=True)
@@ -151,22 +153,22 @@ class Loader:
                      framework: Optional[str] = None) -> List[Any]:
         """Loads several tensors concurrently; the result is in the order of `specs`. The
         first failure is raised."""
-        natives = [_spec(s, source, {}) for s in specs]
+        natives = [_spec(s, source, {}) for s in _spec_list(specs)]
         return [convert(t, framework) for t in self._native.load_tensors(natives)]
 
-    def load_checkpoint(self, source: SourceLike, patterns: Optional[Sequence[str]] = None,
-                        transformations: Optional[Sequence[Transformation]] = None, *,
+    def load_checkpoint(self, source: SourceLike, patterns: PatternsLike = None,
+                        transformations: TransformsLike = None, *,
                         framework: Optional[str] = None) -> Dict[str, Any]:
         """Loads every tensor of `source` whose name matches one of the glob `patterns`
         (every tensor when None), each with `transformations`. Returns {name: tensor}.
         Raises NotFoundError when patterns match nothing."""
-        loaded = self._native.load_checkpoint(native_source(source), list(patterns or ()),
+        loaded = self._native.load_checkpoint(native_source(source), pattern_list(patterns),
                                               transformation_text(transformations))
         return {name: convert(t, framework) for name, t in loaded.items()}
 
     def iter_tensors(self, source: Union[SourceLike, Sequence[TensorSpec]],
-                     patterns: Optional[Sequence[str]] = None,
-                     transformations: Optional[Sequence[Transformation]] = None, *,
+                     patterns: PatternsLike = None,
+                     transformations: TransformsLike = None, *,
                      framework: Optional[str] = None) -> Iterator[Tuple[str, Any]]:
         """Yields (name, tensor) as each tensor completes (completion order), so an engine can
         use the first tensors while the rest load and drop each after use.
@@ -181,9 +183,10 @@ class Loader:
         for name, tensor in self._native.stream(natives):
             yield name, convert(tensor, framework)
 
-    def _checkpoint_specs(self, source: SourceLike, patterns: Optional[Sequence[str]],
-                          transformations: Optional[Sequence[Transformation]]) -> List[tuple]:
+    def _checkpoint_specs(self, source: SourceLike, patterns: PatternsLike,
+                          transformations: TransformsLike) -> List[tuple]:
         names = list(self.get_metadata(source).tensors)
+        patterns = pattern_list(patterns)
         if patterns:
             names = [n for n in names if any(n == p or fnmatch.fnmatchcase(n, p)
                                              for p in patterns)]
@@ -191,8 +194,8 @@ class Loader:
                 from ._errors import TensorNotFoundError
                 text = f"no tensor matches {', '.join(patterns)}"
                 raise TensorNotFoundError(f"not_found: {text}", message=text)
-        steps = tuple(transformations or ())
-        return [TensorSpec(n, source=source, transforms=steps)._native() for n in names]
+        text = transformation_text(transformations)
+        return [TensorSpec(n, source=source, transforms=text)._native() for n in names]
 
     # -- about sources -------------------------------------------------------------------
 
@@ -225,20 +228,20 @@ class Loader:
                                  source: Optional[SourceLike] = None, *,
                                  framework: Optional[str] = None) -> List[Any]:
         """load_tensors, awaitable."""
-        return await asyncio.to_thread(self.load_tensors, list(specs), source,
+        return await asyncio.to_thread(self.load_tensors, _spec_list(specs), source,
                                        framework=framework)
 
     async def load_checkpoint_async(self, source: SourceLike,
-                                    patterns: Optional[Sequence[str]] = None,
-                                    transformations: Optional[Sequence[Transformation]] = None,
+                                    patterns: PatternsLike = None,
+                                    transformations: TransformsLike = None,
                                     *, framework: Optional[str] = None) -> Dict[str, Any]:
         """load_checkpoint, awaitable."""
         return await asyncio.to_thread(self.load_checkpoint, source, patterns, transformations,
                                        framework=framework)
 
     async def iter_tensors_async(self, source: Union[SourceLike, Sequence[TensorSpec]],
-                                 patterns: Optional[Sequence[str]] = None,
-                                 transformations: Optional[Sequence[Transformation]] = None, *,
+                                 patterns: PatternsLike = None,
+                                 transformations: TransformsLike = None, *,
                                  framework: Optional[str] = None
                                  ) -> AsyncIterator[Tuple[str, Any]]:
         """iter_tensors as an async iterator (``async for name, t in ...``)."""
@@ -267,3 +270,10 @@ def _spec(spec: SpecLike, source: Optional[SourceLike], fields: Dict[str, Any]) 
             raise TypeError("give either a TensorSpec or a name with TensorSpec fields")
         return spec._native(source)
     return TensorSpec(spec, **fields)._native(source)
+
+
+def _spec_list(specs: Union[SpecLike, Iterable[SpecLike]]) -> List[SpecLike]:
+    """Specs as a list: a single name or TensorSpec is a list of one, never characters."""
+    if isinstance(specs, (str, TensorSpec)):
+        return [specs]
+    return list(specs)

@@ -178,9 +178,29 @@ class Quantize:
 Transformation = Union[Transpose, Reshape, Cast, Slice, Scale, Quantize, Shard, str]
 
 
-def transformation_text(steps: Optional[Iterable[Transformation]]) -> str:
-    """The steps in the CLI's --transform syntax (a str step is taken as written)."""
-    return ",".join(s if isinstance(s, str) else s._text() for s in steps or ())
+TransformsLike = Union[Transformation, Iterable[Transformation], None]
+
+
+def transformation_text(steps: TransformsLike) -> str:
+    """The steps in the CLI's --transform syntax. A str is taken as written (one step or a
+    comma-separated list of them), never as a sequence of characters; a single step object
+    is a list of one."""
+    if steps is None:
+        return ""
+    if isinstance(steps, str):
+        return steps
+    if hasattr(steps, "_text"):
+        return steps._text()
+    return ",".join(s if isinstance(s, str) else s._text() for s in steps)
+
+
+def pattern_list(patterns: Union[str, Iterable[str], None]) -> list:
+    """Glob patterns as a list: a single str is one pattern, never its characters."""
+    if patterns is None:
+        return []
+    if isinstance(patterns, str):
+        return [patterns]
+    return list(patterns)
 
 
 @dataclass(frozen=True)
@@ -193,14 +213,15 @@ class TensorSpec:
         dtype: the expected dtype after the transformations (checked; to convert, add Cast).
         device: "cpu" or "cuda:N" (straight into CUDA device memory, docs/gpu.md).
         source: where it lives (see Source); Loader methods can supply a default.
-        transforms: steps applied in order while loading (Cast, Transpose, Slice, ...).
+        transforms: steps applied in order while loading (Cast, Transpose, Slice, ...): a
+            list of them, one step, or the text syntax ("cast:f16,transpose").
     """
     name: str = ""
     shape: Optional[Sequence[int]] = None
     dtype: Optional[DTypeLike] = None
     device: str = "cpu"
     source: Optional[SourceLike] = None
-    transforms: Sequence[Transformation] = field(default_factory=tuple)
+    transforms: TransformsLike = field(default_factory=tuple)
 
     def _native(self, default_source: Optional[SourceLike] = None) -> tuple:
         source = self.source if self.source is not None else default_source

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Protocol, Sequence, Union
 
 from ._loader import Loader
 from ._frameworks import convert
-from ._spec import SourceLike, TensorSpec, Transformation
+from ._spec import SourceLike, TensorSpec, TransformsLike
 
 _LARGEST_MESSAGE = 1 << 30  # bytes per MPI call: MPI counts are C ints
 
@@ -189,8 +189,8 @@ class CooperativeStats:
 
 
 def load_cooperative(source: Union[SourceLike, Sequence[TensorSpec]], comm: Communicator,
-                     patterns: Optional[Sequence[str]] = None,
-                     transformations: Optional[Sequence[Transformation]] = None, *,
+                     patterns: Union[str, Sequence[str], None] = None,
+                     transformations: TransformsLike = None, *,
                      loader: Optional[Loader] = None, round_bytes: int = 256 << 20,
                      verify_copies: bool = True, framework: Optional[str] = None,
                      with_stats: bool = False) -> Any:

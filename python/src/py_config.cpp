@@ -3,7 +3,6 @@
 
 #include <functional>
 #include <map>
-#include <memory>
 #include <string>
 
 #include <nanobind/stl/filesystem.h>
@@ -82,26 +81,6 @@ GpuDirectStorage to_gpu_direct_storage(nb::handle value) {
       ("gpu_direct_storage is 'auto', 'off' or 'required', not '" + name + "'").c_str());
 }
 
-// The callback runs on download threads: it takes the GIL, and a Python error in it is
-// reported as unraisable rather than breaking the download.
-std::function<void(const DownloadProgress&)> to_progress(nb::handle value) {
-  if (value.is_none()) return {};
-  auto callable = std::shared_ptr<nb::object>(new nb::object(nb::borrow(value)), [](nb::object* o) {
-    if (Py_IsInitialized()) {
-      nb::gil_scoped_acquire gil;
-      delete o;
-    }
-  });
-  return [callable](const DownloadProgress& p) {
-    nb::gil_scoped_acquire gil;
-    try {
-      (*callable)(p.source, p.bytes_done, p.bytes_total);
-    } catch (nb::python_error& e) {
-      e.discard_as_unraisable("ballast download progress callback");
-    }
-  };
-}
-
 }  // namespace
 
 WeightLoaderConfig to_config(const nb::dict& options) {
@@ -118,7 +97,6 @@ WeightLoaderConfig to_config(const nb::dict& options) {
       field("default_headers", &C::default_headers),
       field("ca_bundle", &C::ca_bundle),
       field("verify_tls", &C::verify_tls),
-      {"on_download_progress", [](C& c, nb::handle v) { c.on_download_progress = to_progress(v); }},
       {"read_mode", [](C& c, nb::handle v) { c.read_mode = to_read_mode(v); }},
       {"mapped_writes", [](C& c, nb::handle v) { c.mapped_writes = to_mapped_writes(v); }},
       field("num_threads", &C::num_threads),

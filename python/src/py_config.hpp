@@ -30,6 +30,7 @@ void for_each_limit(F&& f) {
 }
 
 // Needs the GIL. Raises TypeError for an unknown keyword, ValueError for a bad value.
+// `on_download_progress` is not among the keywords: the Loader holds it (py_progress.hpp).
 WeightLoaderConfig to_config(const nanobind::dict& options);
 
 }  // namespace ballast::python

@@ -16,6 +16,7 @@
 #include "py_communicator.hpp"
 #include "py_config.hpp"
 #include "py_metadata.hpp"
+#include "py_progress.hpp"
 #include "py_source.hpp"
 #include "py_stream.hpp"
 #include "py_tensor.hpp"
@@ -138,7 +139,16 @@ nb::dict capabilities_dict(const WeightLoaderCapabilities& c) {
 
 class PyLoader {
  public:
-  explicit PyLoader(const nb::dict& options) : loader_(make_weight_loader(to_config(options))) {}
+  explicit PyLoader(const nb::dict& options) {
+    nb::dict config_options;
+    for (auto [key, value] : options)
+      if (!key.equal(nb::str("on_download_progress"))) config_options[key] = value;
+    WeightLoaderConfig config = to_config(config_options);
+    if (options.contains("on_download_progress"))
+      config.on_download_progress =
+          ProgressCallback::hold(progress_, options["on_download_progress"]);
+    loader_ = make_weight_loader(std::move(config));
+  }
   PyLoader(const PyLoader&) = delete;
   PyLoader& operator=(const PyLoader&) = delete;
   // The loader's threads may be waiting for the GIL (a progress callback): let it go.
@@ -223,15 +233,34 @@ class PyLoader {
   nb::dict capabilities() const { return capabilities_dict(loader_->capabilities()); }
 
   WeightLoader& loader() { return *loader_; }
+  ProgressCallback& progress() { return *progress_; }
 
  private:
+  std::shared_ptr<ProgressCallback> progress_ = std::make_shared<ProgressCallback>();
   std::unique_ptr<WeightLoader> loader_;
 };
+
+// The garbage collector's view of a Loader: its progress callback (py_progress.hpp).
+int loader_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  return nb::inst_ptr<PyLoader>(self)->progress().traverse(visit, arg);
+}
+
+int loader_clear(PyObject* self) {
+  if (nb::inst_ready(self)) nb::inst_ptr<PyLoader>(self)->progress().clear();
+  return 0;
+}
+
+PyType_Slot loader_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(loader_traverse)},
+                              {Py_tp_clear, reinterpret_cast<void*>(loader_clear)},
+                              {0, nullptr}};
 
 }  // namespace
 
 void bind_loader(nb::module_& m) {
-  nb::class_<PyLoader>(m, "Loader", "The native loader; use ballast.Loader.")
+  nb::class_<PyLoader>(m, "Loader", nb::type_slots(loader_slots),
+                       "The native loader; use ballast.Loader.")
       .def(nb::init<const nb::dict&>(), nb::arg("options"))
       .def("load_tensor", &PyLoader::load_tensor, nb::arg("spec"))
       .def("load_tensors", &PyLoader::load_tensors, nb::arg("specs"))

@@ -95,19 +95,43 @@ def convert(tensor: Any, framework: str, device: Any = "cpu") -> Any:
     return result.to(device)
 
 
+# The safetensors package's own bound on a header's length.
+_MAX_HEADER_BYTES = 100_000_000
+
+
+def _header_length(prefix: bytes, size: int) -> Optional[int]:
+    """The header length a safetensors file's first 8 bytes claim, or None when they cannot
+    be one: fewer than 8 bytes, or more than the file holds or the format allows (a zip's
+    "PK.." reads as petabytes)."""
+    if len(prefix) < 8:
+        return None
+    (length,) = struct.unpack("<Q", prefix)
+    return length if length <= min(size - 8, _MAX_HEADER_BYTES) else None
+
+
 def safetensors_header(source: Any) -> Optional[Dict[str, Any]]:
-    """The JSON header of a safetensors file (a local path or bytes), or None for other
-    sources. Call it only on a source that ballast has already checked."""
+    """The JSON header of a safetensors file (a local path or bytes), or None for any other
+    source: other formats (.bin, .pt, .npz...), folders, ``*.index.json`` files, URLs. The
+    claimed length is checked against the size before anything is read."""
     try:
         if isinstance(source, str):
+            if not os.path.isfile(source):
+                return None
             with open(source, "rb") as f:
-                (length,) = struct.unpack("<Q", f.read(8))
-                return json.loads(f.read(length))
-        view = memoryview(source)
-        (length,) = struct.unpack("<Q", view[:8])
-        return json.loads(bytes(view[8:8 + length]))
+                length = _header_length(f.read(8), os.fstat(f.fileno()).st_size)
+                text = f.read(length) if length is not None else None
+        else:
+            view = memoryview(source).cast("B")
+            length = _header_length(bytes(view[:8]), view.nbytes)
+            text = bytes(view[8:8 + length]) if length is not None else None
+        header = json.loads(text) if text is not None else None
     except (OSError, TypeError, ValueError, struct.error):
         return None
+    if not isinstance(header, dict) or not all(
+            isinstance(v, dict) and "data_offsets" in v
+            for k, v in header.items() if k != "__metadata__"):
+        return None
+    return header
 
 
 def offset_order(header: Dict[str, Any]) -> List[str]:
