@@ -304,6 +304,25 @@ std::vector<Hostile> hostile_files() {
              .bytes;
        },
        ErrorCode::invalid_format, "byteorder"},
+      // torch.load decodes names as UTF-8 and refuses what does not decode: ballast must not
+      // load, under some other name, a file torch refuses.
+      {"name_not_utf8",
+       [] {
+         return torch_zip_file(one_tensor_pickle("w\xff"), {{"0", kSixFloats}});
+       },
+       ErrorCode::invalid_format, "not valid UTF-8"},
+      {"name_overlong_utf8",
+       [] {
+         return torch_zip_file(one_tensor_pickle("\xc0\xaf"), {{"0", kSixFloats}});
+       },
+       ErrorCode::invalid_format, "not valid UTF-8"},
+      {"short_binstring_not_utf8",
+       [] {
+         B p;
+         p.proto(2).op('}').op('U').raw("\x01\xfe").tensor("FloatStorage", "0", 6, 0, {6}, {1});
+         return torch_zip_file(p.op('s').stop().bytes(), {{"0", kSixFloats}});
+       },
+       ErrorCode::invalid_format, "not valid UTF-8"},
       {"tensor_key_is_a_tuple",
        [] {
          B p;
@@ -332,6 +351,13 @@ TEST_P(PytorchHostile, FailsWithItsOwnCode) {
 
 INSTANTIATE_TEST_SUITE_P(Table, PytorchHostile, ::testing::ValuesIn(hostile_files()),
                          [](const auto& param_info) { return param_info.param.name; });
+
+// BINUNICODE decodes with 'surrogatepass' in torch.load: an encoded surrogate is a name there.
+TEST(PytorchHostile, EncodedSurrogateNameLoadsAsTorchReadsIt) {
+  const std::string name = "w\xed\xa0\x80";
+  const std::string file = torch_zip_file(one_tensor_pickle(name), {{"0", kSixFloats}});
+  EXPECT_NO_THROW(parse_and_read(file, {}, "surrogate.pt"));
+}
 
 TEST(PytorchHostile, TableIsLarge) { EXPECT_GE(hostile_files().size(), 40u); }
 

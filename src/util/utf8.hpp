@@ -1,5 +1,6 @@
 // Strict UTF-8 validation, as Python's bytes.decode('utf-8') judges it: no overlong forms, no
-// surrogates, nothing above U+10FFFF, no truncated sequences.
+// surrogates, nothing above U+10FFFF, no truncated sequences. With `allow_surrogates`, as
+// decode('utf-8', 'surrogatepass') judges it (what pickle's BINUNICODE opcodes use).
 #pragma once
 
 #include <cstddef>
@@ -7,7 +8,7 @@
 
 namespace ballast {
 
-inline bool is_valid_utf8(std::string_view text) {
+inline bool is_valid_utf8(std::string_view text, bool allow_surrogates = false) {
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   for (size_t i = 0; i < text.size();) {
     const unsigned char lead = byte(i);
@@ -21,8 +22,8 @@ inline bool is_valid_utf8(std::string_view text) {
       length = 2;
     } else if (lead >= 0xe0 && lead <= 0xef) {
       length = 3;
-      if (lead == 0xe0) low = 0xa0;   // overlong
-      if (lead == 0xed) high = 0x9f;  // surrogates
+      if (lead == 0xe0) low = 0xa0;                        // overlong
+      if (lead == 0xed && !allow_surrogates) high = 0x9f;  // surrogates
     } else if (lead >= 0xf0 && lead <= 0xf4) {
       length = 4;
       if (lead == 0xf0) low = 0x90;   // overlong

@@ -16,6 +16,7 @@
 #include "util/checked.hpp"
 #include "util/error_text.hpp"
 #include "util/op_count.hpp"
+#include "util/utf8.hpp"
 
 namespace ballast {
 
@@ -361,20 +362,20 @@ class Machine {
         return false;
       }
 
-      case 'S': push(arena_.text(PyKind::string, decode_quoted_string(in_.line()))); return false;
+      case 'S': push(text_of(decode_quoted_string(in_.line()), Utf8::strict)); return false;
       case 'V':
         push(arena_.text(PyKind::string, decode_raw_unicode_escape(in_.line())));
         return false;
       case 'T': {
         const int32_t n = in_.little_endian<int32_t>();
         if (n < 0) throw Error(ErrorCode::invalid_format, "negative BINSTRING length");
-        push(text(PyKind::string, static_cast<uint64_t>(n)));
+        push(string(static_cast<uint64_t>(n), Utf8::strict));
         return false;
       }
-      case 'U': push(text(PyKind::string, in_.byte())); return false;
-      case 'X': push(text(PyKind::string, in_.little_endian<uint32_t>())); return false;
-      case 0x8c: push(text(PyKind::string, in_.byte())); return false;
-      case 0x8d: push(text(PyKind::string, in_.little_endian<uint64_t>())); return false;
+      case 'U': push(string(in_.byte(), Utf8::strict)); return false;
+      case 'X': push(string(in_.little_endian<uint32_t>(), Utf8::surrogatepass)); return false;
+      case 0x8c: push(string(in_.byte(), Utf8::surrogatepass)); return false;
+      case 0x8d: push(string(in_.little_endian<uint64_t>(), Utf8::surrogatepass)); return false;
       case 'B': push(text(PyKind::bytes, in_.little_endian<uint32_t>())); return false;
       case 'C': push(text(PyKind::bytes, in_.byte())); return false;
       case 0x8e:
@@ -512,6 +513,17 @@ class Machine {
 
   PyId text(PyKind kind, uint64_t length) {
     return arena_.text(kind, in_.bytes(length, max_len()));
+  }
+  // A str as torch.load decodes it: BINUNICODE opcodes as UTF-8 with 'surrogatepass', the
+  // protocol 0-2 byte strings with torch's encoding='utf-8', strictly. torch refuses what
+  // does not decode, so ballast does too: the same file never gives two sets of names.
+  enum class Utf8 { strict, surrogatepass };
+  PyId string(uint64_t length, Utf8 rule) { return text_of(in_.bytes(length, max_len()), rule); }
+  PyId text_of(std::string bytes, Utf8 rule) {
+    if (!is_valid_utf8(bytes, rule == Utf8::surrogatepass))
+      throw Error(ErrorCode::invalid_format,
+                  "a pickle string is not valid UTF-8 (torch.load refuses it)");
+    return arena_.text(PyKind::string, std::move(bytes));
   }
   PyId floating(double v) { return arena_.add({.kind = PyKind::floating, .floating = v}); }
 
