@@ -53,8 +53,9 @@ class HubRepoCache {
 
   // Makes sure blobs/<etag> holds the file (downloading it with `fetch` unless present) and
   // that snapshots/<commit>/<path> links to it; returns the snapshot path. `fetch` streams
-  // the file from the offset it is given (after the bytes of a partial download) to its end;
-  // `sha256` (lowercase hex), when given, must match or the download is deleted and
+  // the file from the offset it is given (after the bytes of a partial download, continued
+  // only when `sha256` is given) to its end; `sha256` (lowercase hex), when given, must match:
+  // a continued download that does not is downloaded again from zero, a new one is deleted and
   // Error(integrity) thrown. `progress` hears the bytes in the blob so far.
   std::filesystem::path store(const std::string& commit, const std::string& path,
                               const std::string& etag, uint64_t size,
