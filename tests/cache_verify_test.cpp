@@ -5,6 +5,8 @@
 // for LFS files, the git object id for the others) and --delete removes corrupt ones.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <filesystem>
 
 #include "ballast/ballast.hpp"
@@ -137,6 +139,39 @@ TEST_F(CacheVerify, HubBlobsAreCheckedAgainstTheirNames) {
   r = run_command(cli_path() + " cache verify --cache-dir " + shell_quote(cache_.path().string()) +
                   " --hub-cache " + shell_quote(hub_.path().string()));
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// With integrity checks on, a load checks each cached Hub blob it uses against its name (once
+// per process while the file stays the same): a flipped byte whose modification time was put
+// back is an integrity error. With them off, nothing is checked on use. Before, the flipped
+// byte was loaded silently either way.
+TEST_F(CacheVerify, ALoadChecksTheCachedHubBlobsItUsesAgainstTheirNames) {
+  const std::string weights = file_bytes(), commit(40, 'c');
+  const fs::path repo = hub_ / "models--org--name";
+  const fs::path blob = repo / "blobs" / digest_of<Sha256>(weights);
+  write_file(blob, weights);
+  fs::create_directories(repo / "snapshots" / commit);
+  fs::create_symlink(fs::path("../../blobs") / blob.filename(),
+                     repo / "snapshots" / commit / "model.safetensors");
+  setenv("HF_HUB_OFFLINE", "1", 1);
+  const auto source =
+      WeightSource::hugging_face("org/name", "model.safetensors", commit, hub_.path());
+  auto load = [&](bool integrity) {
+    WeightLoaderConfig c = config();
+    c.enable_integrity_checks = integrity;
+    return tensor_bytes(*make_weight_loader(c)->load_tensor({.name = "a", .source = source}));
+  };
+  const std::string want = load(true);
+  corrupt(blob, /*keep_mtime=*/true);
+  try {
+    load(true);
+    ADD_FAILURE() << "loaded a corrupt blob";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::integrity) << e.what();
+    EXPECT_NE(std::string(e.what()).find(blob.filename().string()), std::string::npos) << e.what();
+  }
+  EXPECT_NE(load(false), want);
+  unsetenv("HF_HUB_OFFLINE");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace ballast::test {
 namespace {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 TEST_F(FaultServer, CorrectServerGivesExactTensors) {
   expect_exact(WeightSource::url(url("ok/m.safetensors")), config());
@@ -120,6 +121,57 @@ TEST_F(FaultServer, AnObjectChangingUnderGetsWithoutETagsFailsTheLoad) {
   EXPECT_EQ(error_of(WeightSource::url(url("changing/m.safetensors")), config(), &what),
             ErrorCode::integrity);
   EXPECT_NE(what.find("changed while it was being read"), std::string::npos) << what;
+}
+
+// An object whose server states neither ETag nor Last-Modified (/unvalidated/: the version
+// changes after the first GET) has nothing to pin its later requests to. With integrity checks
+// on, ballast reads it in one request only: caching off, the second request is refused; caching
+// on, it is downloaded whole in one GET whose first bytes must be those the header probe read.
+// Before, both loads silently mixed the two versions' bytes.
+class UnvalidatedObject : public FaultServer {
+ protected:
+  void SetUp() override {
+    FaultServer::SetUp();
+    std::string changed = read_file(dir_ / "m.safetensors");
+    for (size_t at : {size_t{1000}, size_t{150} << 10})  // in the first 64 KiB read, and after
+      for (size_t i = at; i < at + 100; ++i) changed[i] ^= 0x55;
+    write_file(dir_ / "m.safetensors.v2", changed);
+  }
+  WeightSource source() const { return WeightSource::url(url("unvalidated/m.safetensors")); }
+};
+
+TEST_F(UnvalidatedObject, WithoutCachingASecondRequestIsRefused) {
+  std::string what;
+  EXPECT_EQ(error_of(source(), config(), &what), ErrorCode::integrity);
+  EXPECT_NE(what.find("neither an ETag nor a Last-Modified"), std::string::npos) << what;
+}
+
+TEST_F(UnvalidatedObject, WithCachingTheWholeDownloadMustStartWithTheProbedBytes) {
+  TempDir cache;
+  WeightLoaderConfig c = config();
+  c.enable_caching = true;
+  c.cache_dir = cache.path();
+  std::string what;
+  EXPECT_EQ(error_of(source(), c, &what), ErrorCode::integrity);
+  EXPECT_NE(what.find("changed while it was being read"), std::string::npos) << what;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache / "objects", ec))
+    EXPECT_NE(e.path().extension(), ".blob") << e.path();
+}
+
+TEST_F(UnvalidatedObject, AnUnchangedOneIsCachedWholeInOneRequest) {
+  write_file(dir_ / "m.safetensors.v2", read_file(dir_ / "m.safetensors"));
+  TempDir cache;
+  WeightLoaderConfig c = config();
+  c.enable_caching = true;
+  c.cache_dir = cache.path();
+  expect_exact(source(), c);
+}
+
+TEST_F(UnvalidatedObject, WithIntegrityChecksOffSeveralRequestsAreAllowed) {
+  WeightLoaderConfig c = config();
+  c.enable_integrity_checks = false;
+  EXPECT_NO_THROW(make_weight_loader(c)->load_tensor({.name = "a", .source = source()}));
 }
 
 TEST_F(FaultServer, RedirectToAnotherPortDropsAuthorization) {

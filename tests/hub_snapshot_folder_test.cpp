@@ -3,6 +3,8 @@
 // through them. A symlink from a snapshot anywhere else is still refused as an escape.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <filesystem>
 
 #include "ballast/ballast.hpp"
@@ -74,6 +76,35 @@ TEST_F(HubSnapshotFolder, ASymlinkIntoAnotherReposBlobsIsRefused) {
   fs::create_symlink("../../../models--other--repo/blobs/x",
                      snapshot() / "model-00001-of-00002.safetensors");
   EXPECT_EQ(error_of_loading("a"), ErrorCode::invalid_format);
+}
+
+// Offline, hf:// reads the same snapshot through the same rule: a file of the snapshot that
+// resolves outside it and its repo's blobs is refused, whether named or reached through the
+// shard index. Before, the Hub cache followed the symlink wherever it led.
+TEST_F(HubSnapshotFolder, OfflineHfSourcesRefuseASymlinkOutOfTheReposBlobs) {
+  TempDir outside;
+  write_file(outside / "elsewhere.safetensors",
+             safetensors_file({{"a", "F32", {2}, f32_bytes({1, 2})}}));
+  fs::remove(snapshot() / "model-00001-of-00002.safetensors");
+  fs::create_symlink(outside / "elsewhere.safetensors",
+                     snapshot() / "model-00001-of-00002.safetensors");
+  write_file(repo() / "refs" / "main", std::string(40, 'c'));
+  setenv("HF_HUB_OFFLINE", "1", 1);
+  auto load = [&](const std::string& file) {
+    return error_code_of(
+        [&] {
+          make_weight_loader()->load_tensor(
+              {.name = "a",
+               .source = WeightSource::hugging_face("org/name", file, "main", root_.path())});
+        },
+        "loaded a from hf://org/name/" + file);
+  };
+  EXPECT_EQ(load("model-00001-of-00002.safetensors"), ErrorCode::invalid_format);
+  EXPECT_EQ(load(""), ErrorCode::invalid_format);
+  auto b = make_weight_loader()->load_tensor(
+      {.name = "b", .source = WeightSource::hugging_face("org/name", "", "main", root_.path())});
+  EXPECT_EQ(b->as<float>()[0], 3.0f);
+  unsetenv("HF_HUB_OFFLINE");
 }
 
 }  // namespace

@@ -241,6 +241,20 @@ TEST_F(HubWorkflow, EachFailureHasItsOwnActionableError) {
   EXPECT_EQ(in.out, snapshot(cache(), "private/secret").string() + "\n");
 }
 
+// The Hub answers for a file from another commit than the listing names (repos named "moving"
+// in the stand-in): the fetch fails naming both commits and leaves no ref and no snapshot
+// folder. Before, it exited 0 with an empty snapshot of the listed commit, refs/main naming it,
+// and a ref named after that commit.
+TEST_F(HubWorkflow, AFileAnsweredFromAnotherCommitFailsTheFetchNamingTheMismatch) {
+  write_file(repos_ / "org/moving/config.json", R"({"model_type": "tiny"})");
+  write_file(repos_ / "org/moving/model.safetensors", safetensors_file({{"w", "U8", {4}, "move"}}));
+  const std::string listed = commit_of("org/moving"), moved = commit_of("org/moving@moved");
+  expect_error("fetch hf://org/moving", {listed.c_str(), moved.c_str()});
+  const fs::path repo = cache() / "models--org--moving";
+  EXPECT_FALSE(fs::exists(repo / "refs")) << "a ref was written";
+  EXPECT_FALSE(fs::exists(repo / "snapshots")) << "a snapshot folder was made";
+}
+
 TEST_F(HubWorkflow, OfflineWithNothingCachedSaysWhatToRun) {
   setenv("HF_HUB_OFFLINE", "1", 1);
   expect_error("fetch hf://org/model",

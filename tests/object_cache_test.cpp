@@ -194,9 +194,10 @@ TEST_F(ObjectCacheTest, FailedDownloadsLeaveNothingBehind) {
     return
         [&, n](uint64_t, const ByteSink& sink) { sink(std::as_bytes(std::span(bytes.data(), n))); };
   };
+  const ResumeProof by_sha256;  // the Hub's way: a partial is proven by the whole's sha256
   auto expect_integrity = [&](auto fetch, std::optional<std::string> sha) {
     try {
-      download_into(real_os(), blob, bytes.size(), sha, "x", fetch, {}, /*resume=*/true);
+      download_into(real_os(), blob, bytes.size(), sha, "x", fetch, {}, &by_sha256);
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::integrity) << e.what();
@@ -212,30 +213,35 @@ TEST_F(ObjectCacheTest, FailedDownloadsLeaveNothingBehind) {
       },
       std::nullopt);                                      // long
   expect_integrity(deliver(1000), std::string(64, '0'));  // wrong sha256
-  // A network failure before any byte, or of a download that may not resume, leaves nothing.
+  // A network failure before any byte, or of a download that cannot be proven (no checkpoint
+  // kept, no sha256) or may not resume, leaves nothing.
   auto dropped = [](uint64_t, const ByteSink&) { throw Error(ErrorCode::network, "dropped"); };
-  EXPECT_THROW(download_into(real_os(), blob, bytes.size(), std::nullopt, "x", dropped, {}, true),
-               Error);
+  EXPECT_THROW(
+      download_into(real_os(), blob, bytes.size(), std::nullopt, "x", dropped, {}, &by_sha256),
+      Error);
   EXPECT_TRUE(fs::is_empty(cache_.path()));
   auto dropped_after = [&](uint64_t, const ByteSink& sink) {
     sink(std::as_bytes(std::span(bytes.data(), 600)));
     throw Error(ErrorCode::network, "dropped");
   };
   EXPECT_THROW(
-      download_into(real_os(), blob, bytes.size(), std::nullopt, "x", dropped_after, {}, false),
+      download_into(real_os(), blob, bytes.size(), std::nullopt, "x", dropped_after, {}, nullptr),
       Error);
   EXPECT_TRUE(fs::is_empty(cache_.path()));
-  download_into(real_os(), blob, bytes.size(), std::nullopt, "x", deliver(1000), {}, true);
+  download_into(real_os(), blob, bytes.size(), std::nullopt, "x", deliver(1000), {}, &by_sha256);
   EXPECT_EQ(read_file(blob), bytes);
 }
 
-// A resumable download broken off on the network keeps its bytes as `.incomplete`; the next
-// one is asked only for the rest, and the sha256 covers the kept bytes too.
+// A resumable download broken off on the network keeps its bytes as `.incomplete` and their
+// checkpoint; the next one is asked only for the rest, and the sha256 covers the kept bytes.
 TEST_F(ObjectCacheTest, ANetworkFailureLeavesAPartialThatTheNextDownloadContinues) {
   const fs::path blob = cache_.path() / "x.blob";
   fs::create_directories(cache_.path());
   std::string bytes(1000, 'x');
   bytes[10] = 'y';
+  std::optional<PartialCheckpoint> kept;
+  const ResumeProof checkpoints{.recorded = [&] { return kept; },
+                                .record = [&](const PartialCheckpoint& c) { kept = c; }};
   EXPECT_THROW(download_into(
                    real_os(), blob, bytes.size(), std::nullopt, "x",
                    [&](uint64_t from, const ByteSink& sink) {
@@ -243,9 +249,11 @@ TEST_F(ObjectCacheTest, ANetworkFailureLeavesAPartialThatTheNextDownloadContinue
                      sink(std::as_bytes(std::span(bytes.data(), 600)));
                      throw Error(ErrorCode::network, "dropped");
                    },
-                   {}, true),
+                   {}, &checkpoints),
                Error);
   EXPECT_EQ(read_file(blob.string() + ".incomplete"), bytes.substr(0, 600));
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->length, 600u);
   std::vector<uint64_t> progress;
   const std::string sha = download_into(
       real_os(), blob, bytes.size(),
@@ -254,11 +262,44 @@ TEST_F(ObjectCacheTest, ANetworkFailureLeavesAPartialThatTheNextDownloadContinue
         EXPECT_EQ(from, 600u);
         sink(std::as_bytes(std::span(bytes.data() + from, bytes.size() - from)));
       },
-      [&](uint64_t done) { progress.push_back(done); }, true);
+      [&](uint64_t done) { progress.push_back(done); }, &checkpoints);
   EXPECT_EQ(read_file(blob), bytes);
   EXPECT_EQ(progress.front(), 600u);
   EXPECT_EQ(progress.back(), 1000u);
   EXPECT_FALSE(fs::exists(blob.string() + ".incomplete"));
+}
+
+// A partial download is continued after the bytes its checkpoint proves and no further: bytes
+// after them (written after the last checkpoint by a killed process) are fetched again, and a
+// partial whose proven bytes no longer hash to the checkpoint starts from zero.
+TEST_F(ObjectCacheTest, APartialIsContinuedOnlyAfterTheBytesItsCheckpointProves) {
+  const fs::path blob = cache_.path() / "x.blob";
+  const fs::path partial = blob.string() + ".incomplete";
+  fs::create_directories(cache_.path());
+  std::string bytes(1000, 'x');
+  bytes[10] = 'y';
+  const std::optional<PartialCheckpoint> kept =
+      PartialCheckpoint{600, sha256_hex(std::as_bytes(std::span(bytes.data(), 600)))};
+  const ResumeProof checkpoints{.recorded = [&] { return kept; },
+                                .record = [](const PartialCheckpoint&) {}};
+  auto download_expecting = [&](uint64_t expected_from) {
+    download_into(
+        real_os(), blob, bytes.size(), std::nullopt, "x",
+        [&](uint64_t from, const ByteSink& sink) {
+          EXPECT_EQ(from, expected_from);
+          sink(std::as_bytes(std::span(bytes.data() + from, bytes.size() - from)));
+        },
+        {}, &checkpoints);
+    EXPECT_EQ(read_file(blob), bytes);
+    fs::remove(blob);
+  };
+  write_file(partial, bytes.substr(0, 600) + std::string(200, 'z'));
+  download_expecting(600);
+  std::string wrong = bytes.substr(0, 600);
+  wrong[10] = 'x';
+  write_file(partial, wrong);
+  download_expecting(0);
+  EXPECT_TRUE(fs::is_empty(cache_.path()));
 }
 
 TEST_F(ObjectCacheTest, ServerErrorsMidDownloadLeaveNoPartialBlob) {

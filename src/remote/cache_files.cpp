@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -43,30 +44,151 @@ std::unique_ptr<Fd> create_new_file(const std::shared_ptr<const Os>& os, const f
   return std::make_unique<Fd>(os, fd);
 }
 
-// The partial download at `path`, opened to be continued: a regular file (never a symlink) of
-// at most `size` bytes, whose bytes go into `hash` and whose length into `length`. Null when
-// there is none or it cannot be read (`hash` may then hold some of its bytes: the caller starts
-// a new download).
+// Reads `length` bytes of `fd` from its start in pieces of at most 4 MiB, handing each to
+// `piece`; false when the file ends or a read fails first.
+bool read_pieces(const Os& os, int fd, uint64_t length,
+                 const std::function<void(std::span<const std::byte>)>& piece) {
+  std::vector<std::byte> buffer(std::min<uint64_t>(length, 4 << 20));
+  for (uint64_t done = 0; done < length;) {
+    const ssize_t n = os.pread(fd, buffer.data(), std::min<uint64_t>(buffer.size(), length - done),
+                               static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    piece(std::span(buffer.data(), static_cast<size_t>(n)));
+    done += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// The partial download at `path`, opened to be continued after its proven bytes: one of
+// ballast's own files (never a symlink or a hard link), of at most `size` bytes, whose first
+// `checkpoint->length` bytes hash to `checkpoint->sha256` (without a checkpoint: all its bytes,
+// proven later by the whole's sha256). The proven bytes go into `hash` and their count into
+// `length`; bytes after them are dropped (the proven prefix is copied to a new file put in its
+// place). Null when there is none or it cannot be proven (the caller starts a new download).
 std::unique_ptr<Fd> open_partial(const std::shared_ptr<const Os>& os, const fs::path& path,
-                                 uint64_t size, Sha256& hash, uint64_t& length) {
+                                 uint64_t size, const std::optional<PartialCheckpoint>& checkpoint,
+                                 Sha256& hash, uint64_t& length) {
   auto fd = std::make_unique<Fd>(
       os, os->open(path.c_str(), O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0));
   struct stat st {};
-  if (fd->get() < 0 || os->fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+  if (fd->get() < 0 || os->fstat(fd->get(), &st) != 0 || !is_own_file(st) ||
       static_cast<uint64_t>(st.st_size) > size)
     return nullptr;
   const uint64_t total = static_cast<uint64_t>(st.st_size);
-  std::vector<std::byte> buffer(std::min<uint64_t>(total, 4 << 20));
-  for (length = 0; length < total;) {
-    const ssize_t n =
-        os->pread(fd->get(), buffer.data(), std::min<uint64_t>(buffer.size(), total - length),
-                  static_cast<off_t>(length));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return nullptr;
-    hash.update(std::span(buffer.data(), static_cast<size_t>(n)));
-    length += static_cast<uint64_t>(n);
+  length = checkpoint ? checkpoint->length : total;
+  if (length > total) return nullptr;
+  std::unique_ptr<Fd> copy;  // the proven prefix alone, when bytes follow it
+  const fs::path copy_path = temporary_path_beside(path);
+  if (length < total) copy = create_new_file(os, copy_path);
+  try {
+    const bool read = read_pieces(*os, fd->get(), length, [&](std::span<const std::byte> piece) {
+      hash.update(piece);
+      if (copy) write_all(*os, copy->get(), piece, copy_path);
+    });
+    if (!read || (checkpoint && hash.hex_so_far() != checkpoint->sha256)) {
+      if (copy) os->unlink(copy_path.c_str());
+      return nullptr;
+    }
+    if (!copy) return fd;
+    rename_file(*os, copy_path, path);
+  } catch (...) {
+    if (copy) os->unlink(copy_path.c_str());
+    throw;
   }
-  return fd;
+  return copy;
+}
+
+// One try of download_into: continuing the proven partial download when `resume` is given.
+// nullopt when the continued download's whole failed its sha256: the partial is gone and the
+// caller downloads again from zero.
+std::optional<std::string> download_once(const std::shared_ptr<const Os>& os,
+                                         const fs::path& destination, uint64_t size,
+                                         const std::optional<std::string>& sha256,
+                                         const std::string& source, const RangeFetch& fetch,
+                                         const std::function<void(uint64_t)>& progress,
+                                         const ResumeProof* resume, bool keep_on_network_error) {
+  const fs::path incomplete = incomplete_path(destination);
+  std::string actual;
+  uint64_t written = 0;
+  auto hash = std::make_unique<Sha256>();
+  bool continued = false;
+  // A checkpoint of the bytes written so far, for a later download to continue after them.
+  auto record = [&] {
+    if (resume && resume->record) resume->record({written, hash->hex_so_far()});
+  };
+  try {
+    // Under the object's exclusive lock: what is at this name is a partial download left by a
+    // process that failed or died (continued when its bytes are proven), or something planted
+    // (unlink never follows a symlink, and removes a hard link's name only), removed and made
+    // anew.
+    std::unique_ptr<Fd> partial;
+    if (resume) {
+      std::optional<PartialCheckpoint> checkpoint;
+      if (resume->recorded) checkpoint = resume->recorded();
+      if (!resume->recorded || checkpoint)  // a checkpoint kept, or the whole's sha256
+        partial = open_partial(os, incomplete, size, checkpoint, *hash, written);
+    }
+    continued = partial && written > 0;
+    if (!continued) {
+      hash = std::make_unique<Sha256>();
+      written = 0;
+      partial.reset();
+      os->unlink(incomplete.c_str());
+      partial = create_new_file(os, incomplete);
+    }
+    const Fd& out = *partial;
+    if (progress && written > 0) progress(written);
+    uint64_t next_checkpoint = written + kCheckpointBytes;
+    fetch(written, [&](std::span<const std::byte> bytes) {
+      if (written + bytes.size() > size)
+        throw Error(ErrorCode::integrity, "the download is longer than its stated size",
+                    {.source = source});
+      write_all(*os, out.get(), bytes, incomplete);
+      hash->update(bytes);
+      written += bytes.size();
+      if (written >= next_checkpoint) {
+        record();
+        next_checkpoint = written + kCheckpointBytes;
+      }
+      if (progress) progress(written);
+    });
+    if (written != size)
+      throw Error(ErrorCode::integrity,
+                  fmt::format("the download has {} bytes, the server said {}", written, size),
+                  {.source = source});
+    actual = hash->hex();
+    if (sha256 && actual != *sha256) {
+      if (continued) {  // the partial's bytes were not the file's: start again from zero
+        partial.reset();
+        os->unlink(incomplete.c_str());
+        return std::nullopt;
+      }
+      throw Error(ErrorCode::integrity, "the download's sha256 differs from the expected one",
+                  {.source = source, .expected = *sha256, .actual = actual});
+    }
+    if (os->fsync(out.get()) != 0) fail_io("cannot sync", incomplete);
+    partial.reset();
+    rename_file(*os, incomplete, destination);
+  } catch (const Error& e) {
+    // A network failure leaves what arrived (and its checkpoint) for the next download of this
+    // object to continue; anything else (wrong bytes, a changed object, a full disk, a failed
+    // sync or rename) leaves no partial file.
+    if (keep_on_network_error && written > 0 && e.code() == ErrorCode::network) {
+      try {
+        record();
+      } catch (const Error&) {
+        // The checkpoint kept before stands: a later download continues after its bytes.
+      }
+    } else {
+      os->unlink(incomplete.c_str());
+    }
+    throw;
+  } catch (...) {
+    os->unlink(incomplete.c_str());
+    throw;
+  }
+  return actual;
 }
 
 }  // namespace
@@ -103,9 +225,11 @@ std::optional<struct stat> file_status(const Os& os, const fs::path& path, bool 
 
 std::unique_ptr<Fd> lock_file(const std::shared_ptr<const Os>& os, const fs::path& path,
                               bool exclusive, bool try_only) {
-  // O_NOFOLLOW: a symlink planted at the lock's name is an error, never a file elsewhere.
+  // O_NOFOLLOW: a symlink planted at the lock's name is an error, never a file elsewhere; and a
+  // lock is only read (flock needs no write access), so a hard link planted there is never
+  // written either.
   auto fd = std::make_unique<Fd>(
-      os, os->open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644));
+      os, os->open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644));
   if (fd->get() < 0) fail_io("cannot open the lock", path);
   struct stat st {};
   if (os->fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -158,59 +282,39 @@ void begin_partial(const std::shared_ptr<const Os>& os, const fs::path& destinat
   }
 }
 
+bool is_own_file(const struct stat& st) {
+  return S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == ::geteuid();
+}
+
+std::optional<std::string> read_own_small_file(const std::shared_ptr<const Os>& os,
+                                               const fs::path& path, uint64_t max_bytes) {
+  Fd fd(os, os->open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0));
+  struct stat st {};
+  if (fd.get() < 0 || os->fstat(fd.get(), &st) != 0 || !is_own_file(st) ||
+      static_cast<uint64_t>(st.st_size) > max_bytes)
+    return std::nullopt;
+  std::string text;
+  const bool read = read_pieces(
+      *os, fd.get(), static_cast<uint64_t>(st.st_size), [&](std::span<const std::byte> piece) {
+        text.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+      });
+  if (!read) return std::nullopt;
+  return text;
+}
+
 std::string download_into(const std::shared_ptr<const Os>& os, const fs::path& destination,
                           uint64_t size, const std::optional<std::string>& sha256,
                           const std::string& source, const RangeFetch& fetch,
-                          const std::function<void(uint64_t)>& progress, bool resume) {
-  const fs::path incomplete = incomplete_path(destination);
-  std::string actual;
-  uint64_t written = 0;
-  try {
-    // Under the object's exclusive lock: what is at this name is a partial download left by a
-    // process that failed or died (continued when `resume` says it is of this object), or
-    // something planted (unlink never follows a symlink), removed and made anew.
-    auto hash = std::make_unique<Sha256>();
-    std::unique_ptr<Fd> partial =
-        resume ? open_partial(os, incomplete, size, *hash, written) : nullptr;
-    if (!partial || written == 0) {
-      hash = std::make_unique<Sha256>();
-      written = 0;
-      os->unlink(incomplete.c_str());
-      partial = create_new_file(os, incomplete);
-    }
-    const Fd& out = *partial;
-    if (progress && written > 0) progress(written);
-    fetch(written, [&](std::span<const std::byte> bytes) {
-      if (written + bytes.size() > size)
-        throw Error(ErrorCode::integrity, "the download is longer than its stated size",
-                    {.source = source});
-      write_all(*os, out.get(), bytes, incomplete);
-      hash->update(bytes);
-      written += bytes.size();
-      if (progress) progress(written);
-    });
-    if (written != size)
-      throw Error(ErrorCode::integrity,
-                  fmt::format("the download has {} bytes, the server said {}", written, size),
-                  {.source = source});
-    actual = hash->hex();
-    if (sha256 && actual != *sha256)
-      throw Error(ErrorCode::integrity, "the download's sha256 differs from the expected one",
-                  {.source = source, .expected = *sha256, .actual = actual});
-    if (os->fsync(out.get()) != 0) fail_io("cannot sync", incomplete);
-    partial.reset();
-    rename_file(*os, incomplete, destination);
-  } catch (const Error& e) {
-    // A network failure leaves what arrived for the next download of this object to resume;
-    // anything else (wrong bytes, a changed object, a full disk, a failed sync or rename)
-    // leaves no partial file.
-    if (!resume || written == 0 || e.code() != ErrorCode::network) os->unlink(incomplete.c_str());
-    throw;
-  } catch (...) {
-    os->unlink(incomplete.c_str());
-    throw;
-  }
-  return actual;
+                          const std::function<void(uint64_t)>& progress,
+                          const ResumeProof* resume) {
+  // A partial download is continued only when its bytes can be proven.
+  const ResumeProof* proof = resume && (resume->recorded || sha256) ? resume : nullptr;
+  const bool keep_on_network_error = proof != nullptr;
+  if (auto actual = download_once(os, destination, size, sha256, source, fetch, progress, proof,
+                                  keep_on_network_error))
+    return *actual;
+  return *download_once(os, destination, size, sha256, source, fetch, progress, nullptr,
+                        keep_on_network_error);
 }
 
 }  // namespace ballast

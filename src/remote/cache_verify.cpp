@@ -2,49 +2,18 @@
 // digest it is recorded or named by (see ballast/cache.hpp).
 #include <sys/stat.h>
 
-#include <algorithm>
-
-#include <fmt/format.h>
-
 #include "ballast/cache.hpp"
 #include "ballast/error.hpp"
-#include "io/file_source.hpp"
 #include "remote/cache_files.hpp"
+#include "remote/hub_blob_check.hpp"
 #include "remote/hub_settings.hpp"
 #include "remote/object_cache.hpp"
 #include "remote/remote_context.hpp"
-#include "remote/sha256.hpp"
 
 namespace ballast {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool is_lowercase_hex(const std::string& s, size_t length) {
-  return s.size() == length && std::all_of(s.begin(), s.end(), [](char c) {
-           return std::isxdigit(c) && !std::isupper(c);
-         });
-}
-
-// The digest a Hub blob is named by, computed over its bytes: sha256 for LFS files, the git
-// object id (sha1 of "blob <size>\0" and the bytes) for the others; nullopt for other names.
-std::optional<std::pair<std::string, std::string>> hub_digests(const std::shared_ptr<const Os>& os,
-                                                               const fs::path& blob) {
-  const std::string name = blob.filename().string();
-  const bool lfs = is_lowercase_hex(name, 64);
-  if (!lfs && !is_lowercase_hex(name, 40)) return std::nullopt;
-  auto file = open_file_source(blob, {.allow_mmap = false, .os = os});
-  Sha256 sha256;
-  Sha1 sha1;
-  EvpDigest& digest = lfs ? static_cast<EvpDigest&>(sha256) : sha1;
-  if (!lfs) {
-    const std::string header = fmt::format("blob {}", file->size()) + std::string(1, '\0');
-    digest.update(std::as_bytes(std::span(header)));
-  }
-  digest.update(*file);
-  const std::string kind = lfs ? "sha256:" : "git-sha1:";
-  return std::pair{kind + name, kind + digest.hex()};
-}
 
 // The entries of `folder`, none when it cannot be listed (no cache, or no blobs/ yet).
 std::vector<FolderEntry> entries_of(const Os& os, const fs::path& folder) {
@@ -69,7 +38,7 @@ std::vector<CachedBlobCheck> verify_hub_cache(const std::shared_ptr<const Os>& o
         continue;  // .incomplete downloads are regular: names differ
       CachedBlobCheck check{.blob = item.path, .cache = "hub"};
       check.size = static_cast<uint64_t>(st->st_size);
-      if (auto digests = hub_digests(os, item.path)) {
+      if (auto digests = hub_blob_digests(os, item.path)) {
         std::tie(check.expected, check.actual) = *digests;
         check.state = check.expected == check.actual ? CachedBlobCheck::State::ok
                                                      : CachedBlobCheck::State::corrupt;

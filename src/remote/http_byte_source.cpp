@@ -74,6 +74,13 @@ class HttpByteSource final : public ByteSource {
 
  private:
   void read_one(uint64_t offset, std::span<std::byte> out) const {
+    const bool single = options_.one_request_without_validator && !has_validator(info_);
+    if (single && requests_.fetch_add(1) > 0)
+      throw Error(ErrorCode::integrity,
+                  "the server states neither an ETag nor a Last-Modified for the object, so a "
+                  "second request could read another version of it unnoticed: with integrity "
+                  "checks on, ballast reads such an object in one request only",
+                  {.source = target_.name, .offset = offset});
     HttpObjectInfo info = info_;
     info.ranges = ranges_;
     size_t filled = 0;
@@ -85,7 +92,7 @@ class HttpByteSource final : public ByteSource {
           filled += bytes.size();
           if (options_.on_bytes) options_.on_bytes(bytes.size());
         },
-        &ignored);
+        &ignored, /*resumable=*/!single);
     if (ignored) ranges_ = false;
   }
 
@@ -94,6 +101,7 @@ class HttpByteSource final : public ByteSource {
   HttpObjectInfo info_;
   HttpReadOptions options_;
   mutable std::atomic<bool> ranges_;
+  mutable std::atomic<uint64_t> requests_{0};  // read_one calls, for objects without validator
 };
 
 }  // namespace

@@ -130,8 +130,13 @@ bool http_exists(HttpClient& client, const HttpTarget& target) {
   }
 }
 
+bool has_validator(const HttpObjectInfo& info) {
+  return !info.etag.empty() || info.headers.contains("last-modified");
+}
+
 void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectInfo& info,
-                 uint64_t offset, uint64_t length, const ByteSink& sink, bool* ranges_ignored) {
+                 uint64_t offset, uint64_t length, const ByteSink& sink, bool* ranges_ignored,
+                 bool resumable) {
   if (length == 0) return;
   if (offset > info.size || length > info.size - offset)
     throw Error(ErrorCode::invalid_format, past_end_message(length, info.size, "object"),
@@ -225,7 +230,7 @@ void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectI
     const bool short_body = result.curl_code == 0 && result.response.status / 100 == 2;
     // A timeout after progress counts as a dropped connection, not as a stalled server.
     const bool stalled = result.timed_out() && done == done_before;
-    if ((short_body || result.retryable()) && budget.take(stalled)) {
+    if ((short_body || result.retryable()) && (resumable || done == 0) && budget.take(stalled)) {
       wait_before_retry(client, result, budget.taken() - 1);
       continue;
     }

@@ -46,10 +46,18 @@ bool http_exists(HttpClient& client, const HttpTarget& target);
 
 using ByteSink = std::function<void(std::span<const std::byte>)>;
 
+// Whether the object stated a version (an ETag or a Last-Modified) that later requests for it
+// are pinned to. Without one, two requests may read two versions of it unnoticed.
+bool has_validator(const HttpObjectInfo& info);
+
 // Streams bytes [offset, offset + length) of the object to `sink` in order, retrying and
-// resuming after failures. Sets `ranges_ignored` when the server answered 200 to a Range.
+// resuming after failures; with `resumable` false, a failure after some bytes reached `sink`
+// is Error(network) instead of a request for the rest (a read of an object without validator
+// is never pieced together from two requests). Sets `ranges_ignored` when the server answered
+// 200 to a Range.
 void http_stream(HttpClient& client, const HttpTarget& target, const HttpObjectInfo& info,
-                 uint64_t offset, uint64_t length, const ByteSink& sink, bool* ranges_ignored);
+                 uint64_t offset, uint64_t length, const ByteSink& sink, bool* ranges_ignored,
+                 bool resumable = true);
 
 // The whole body of a small object (an index file); Error(limit_exceeded) above max_bytes,
 // before any of the body is read when the Content-Length says so.

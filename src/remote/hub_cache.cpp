@@ -12,6 +12,7 @@
 
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
+#include "io/folder_opener.hpp"
 #include "remote/cache_files.hpp"
 #include "remote/url.hpp"
 
@@ -47,10 +48,14 @@ std::optional<std::string> HubRepoCache::commit_of(const std::string& revision) 
 
 std::optional<fs::path> HubRepoCache::cached(const std::string& commit,
                                              const std::string& path) const {
-  fs::path p = root_ / "snapshots" / commit / path;
+  const fs::path snapshot = root_ / "snapshots" / commit;
+  fs::path p = snapshot / path;
   const auto st = file_status(*os_, p);  // follows the symlink: the blob must exist
-  if (st && S_ISREG(st->st_mode)) return p;
-  return std::nullopt;
+  if (!st || !S_ISREG(st->st_mode)) return std::nullopt;
+  // The rule a snapshot opened as a local folder follows: a name resolves inside the snapshot
+  // or its repo's blobs/, anywhere else is refused (invalid_format).
+  resolve_inside(snapshot, path, *os_);
+  return p;
 }
 
 bool HubRepoCache::has_blob(const std::string& etag, uint64_t size) const {
@@ -59,7 +64,7 @@ bool HubRepoCache::has_blob(const std::string& etag, uint64_t size) const {
 }
 
 void HubRepoCache::write_ref(const std::string& revision, const std::string& commit) const {
-  if (revision == commit) return;
+  if (is_commit_hash(revision)) return;  // a commit names itself: no ref is named after one
   // A branch may hold slashes ("refs/pr/1") but never leave refs/ ("../../x").
   const fs::path ref = root_ / "refs" / confined_relative_path(revision, root_.string());
   if (commit_of(revision) == commit) return;  // unchanged: a read-only cache stays usable
@@ -129,10 +134,15 @@ namespace {
 void adopt_partials(const Os& os, const fs::path& blob) {
   const fs::path ours = incomplete_path(blob);
   const std::string prefix = blob.filename().string() + ".";
-  // A regular file (never a symlink) at `path`: its size, else nullopt.
+  // One of the user's own files (never a symlink or a hard link) at `path`: its size, else
+  // nullopt (and anything else at a partial's name is removed, never continued).
   auto regular_size = [&](const fs::path& path) -> std::optional<uint64_t> {
     const auto st = file_status(os, path, /*follow=*/false);
-    if (!st || !S_ISREG(st->st_mode)) return std::nullopt;
+    if (!st) return std::nullopt;
+    if (!is_own_file(*st)) {
+      remove_file(os, path);
+      return std::nullopt;
+    }
     return static_cast<uint64_t>(st->st_size);
   };
   std::vector<std::pair<fs::path, uint64_t>> partials;
@@ -171,7 +181,9 @@ fs::path HubRepoCache::store(const std::string& commit, const std::string& path,
   const auto st = file_status(*os_, blob);
   if (!st || !S_ISREG(st->st_mode) || static_cast<uint64_t>(st->st_size) != size) {
     adopt_partials(*os_, blob);
-    download_into(os_, blob, size, sha256, path, fetch, progress, /*resume=*/true);
+    // A partial download is continued only when its name is the sha256 its whole must have.
+    const ResumeProof proven_by_sha256;
+    download_into(os_, blob, size, sha256, path, fetch, progress, &proven_by_sha256);
   }
   link(commit, path, etag);
   return root_ / "snapshots" / commit / path;

@@ -10,9 +10,11 @@
 // then renamed into place, under an exclusive flock on
 // `<cache>/.locks/models--org--name/<etag>.lock`: two processes never
 // download the same blob twice, and nobody ever sees a half-written one. An `<etag>.incomplete`
-// left by an interrupted download is continued (its name is the content's, so its bytes are of
-// this file; the whole is still checked at the end), and so is the longest
-// `<etag>.<8 hex>.incomplete` that huggingface_hub 2.4 leaves when its process is killed.
+// left by an interrupted download is continued when the etag is the sha256 the whole must have
+// (checked at the end: a whole that fails it is downloaded again from zero), and so is the
+// longest `<etag>.<8 hex>.incomplete` that huggingface_hub 2.4 leaves when its process is
+// killed; only the user's own files are continued (a hard link or another user's file planted
+// at those names is removed, never written through).
 // Every file call goes through the cache's Os (the loader's).
 #pragma once
 
@@ -39,19 +41,21 @@ class HubRepoCache {
   // The commit `revision` names: itself when it is a commit hash, else refs/<revision>. A
   // revision that would leave refs/ ("../x", "/x") is Error(invalid_format), here and below.
   std::optional<std::string> commit_of(const std::string& revision) const;
-  // snapshots/<commit>/<path> when it is there.
+  // snapshots/<commit>/<path> when it is there. A symlink there that resolves outside the
+  // snapshot and its repo's blobs/ is Error(invalid_format), as in a snapshot opened as a folder.
   std::optional<std::filesystem::path> cached(const std::string& commit,
                                               const std::string& path) const;
   // Whether blobs/<etag> holds a file of this size (another revision's, maybe).
   bool has_blob(const std::string& etag, uint64_t size) const;
-  // Records refs/<revision> = commit (not for a revision that is the commit itself, nor when
-  // it is recorded already), creating snapshots/<commit>/ first.
+  // Records refs/<revision> = commit (not for a revision that is a commit hash, nor when it is
+  // recorded already), creating snapshots/<commit>/ first.
   void write_ref(const std::string& revision, const std::string& commit) const;
 
   // Makes sure blobs/<etag> holds the file (downloading it with `fetch` unless present) and
   // that snapshots/<commit>/<path> links to it; returns the snapshot path. `fetch` streams
-  // the file from the offset it is given (after the bytes of a partial download) to its end;
-  // `sha256` (lowercase hex), when given, must match or the download is deleted and
+  // the file from the offset it is given (after the bytes of a partial download, continued
+  // only when `sha256` is given) to its end; `sha256` (lowercase hex), when given, must match:
+  // a continued download that does not is downloaded again from zero, a new one is deleted and
   // Error(integrity) thrown. `progress` hears the bytes in the blob so far.
   std::filesystem::path store(const std::string& commit, const std::string& path,
                               const std::string& etag, uint64_t size,

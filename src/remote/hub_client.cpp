@@ -6,6 +6,7 @@
 #include "ballast/error.hpp"
 #include "io/file_source.hpp"
 #include "remote/http_byte_source.hpp"
+#include "remote/hub_blob_check.hpp"
 #include "remote/hub_errors.hpp"
 #include "remote/probed_download.hpp"
 #include "remote/url.hpp"
@@ -99,6 +100,12 @@ HubFileInfo HubClient::head(const std::string& revision, const std::string& path
                 "the Hub's answer lacks X-Repo-Commit, an ETag or a size (is HF_ENDPOINT a Hub?)",
                 {.source = where});
   info.size = *size;
+  if (is_commit_hash(revision) && info.commit != revision)
+    throw Error(ErrorCode::integrity,
+                fmt::format("the Hub answers for commit {} when asked for commit {}: the "
+                            "repository's answers disagree, no snapshot is written",
+                            info.commit, revision),
+                {.source = where});
   return info;
 }
 
@@ -148,9 +155,15 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
                                           std::optional<uint64_t> max_bytes,
                                           const ObjectProbe& probe) const {
   const std::string where = describe(revision, path);
+  // A cached blob is checked against its name before use (integrity checks on): bytes that
+  // changed on disk, even with their modification time kept, are never used silently.
+  auto checked = [&](std::filesystem::path file) {
+    if (remote_->integrity_checks) check_cached_hub_blob(remote_->os, file, where);
+    return file;
+  };
   const std::optional<HubFileInfo> resolved = resolve(revision, path);
   if (!resolved) {
-    if (auto file = cached(revision, path)) return *file;
+    if (auto file = cached(revision, path)) return checked(*file);
     throw Error(ErrorCode::not_found,
                 fmt::format("offline (HF_HUB_OFFLINE) and the file is not cached; {}",
                             fetch_hint(revision, path)),
@@ -163,7 +176,8 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
                     "; refused before downloading it",
                 {.source = where});
   cache_.write_ref(revision, info.commit);
-  if (auto file = cache_.cached(info.commit, path)) return *file;
+  if (auto file = cache_.cached(info.commit, path)) return checked(*file);
+  const bool downloaded_before = cache_.has_blob(info.etag, info.size);
   std::optional<std::string> sha256;
   if (remote_->integrity_checks && is_sha256(info.etag)) sha256 = info.etag;
   const HttpTarget target = make_http_target(url(info.commit, path), auth_headers());
@@ -172,12 +186,13 @@ std::filesystem::path HubClient::download(const std::string& revision, const std
     // ETag, for the probe's reads and the download.
     const HttpObjectInfo object = http_stat(*remote_->http, target);
     const auto progress = download_progress(*remote_, where, info.size);
-    return cache_.store(
+    const std::filesystem::path file = cache_.store(
         info.commit, path, info.etag, info.size, sha256,
         [&](uint64_t from, const ByteSink& sink) {
           probe_and_download(*remote_, target, object, probe, from, sink, progress);
         },
         progress);
+    return downloaded_before ? checked(file) : file;  // another revision's blob is checked
   } catch (Error& e) {
     e.with_source(where);
     throw;

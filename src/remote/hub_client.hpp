@@ -51,9 +51,11 @@ class HubClient : public std::enable_shared_from_this<HubClient> {
   // The commit a revision names (online: HEAD of `path`, recorded in refs/ when caching;
   // offline or answered from the cache: refs/).
   std::string commit(const std::string& revision, const std::string& path) const;
-  // The file in the local cache, downloaded if needed. A file the Hub states to be larger than
-  // `max_bytes` is refused (limit_exceeded) before any of it is downloaded; so is one that
-  // `probe` (given ranged reads of the file) refuses.
+  // The file in the local cache, downloaded if needed; with integrity checks on, a blob cached
+  // before is checked against its name first (hub_blob_check). A file the Hub states to be
+  // larger than `max_bytes` is refused (limit_exceeded) before any of it is downloaded; so is
+  // one that `probe` (given ranged reads of the file) refuses. Throws integrity when the Hub
+  // answers for a commit `revision` from another commit.
   std::filesystem::path download(const std::string& revision, const std::string& path,
                                  std::optional<uint64_t> max_bytes = std::nullopt,
                                  const ObjectProbe& probe = {}) const;

@@ -48,9 +48,6 @@ Plan plan_repo(const HubClient& hub, const HuggingFaceSource& source, const std:
                                   "--exclude",
                                   listing.paths.size()),
                 {.source = hub.describe(revision, "")});
-  // As snapshot_download: the branch or tag now names the commit listed (not for a commit
-  // given as the revision, nor for a listing read from the cache).
-  if (!listing.from_cache) hub.cache().write_ref(revision, plan.commit);
   return plan;
 }
 
@@ -99,6 +96,10 @@ HubDownload download_from_hub(const WeightSource& source, const WeightLoaderConf
     out.bytes += static_cast<uint64_t>(st->st_size);
     out.files.push_back(path);
   }
+  // As snapshot_download: the branch or tag now names the commit listed (not for a commit
+  // given as the revision, nor for a listing read from the cache), once every file of it is in
+  // its snapshot; a file the Hub answers for from another commit failed the download above.
+  if (!plan.from_cache) hub.cache().write_ref(revision, plan.commit);
   out.path = hf->filename.empty() && hf->quant_tag.empty() ? out.snapshot
                                                            : out.snapshot / plan.files.front();
   return out;

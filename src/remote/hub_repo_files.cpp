@@ -149,7 +149,6 @@ HubRepoFiles list_hub_gguf_files(const HubClient& hub, const std::string& revisi
                                  std::string_view tag) {
   HubRepoFiles listing = list_hub_files(hub, revision);
   listing.paths = gguf_files_for_tag(listing.paths, tag, hub.describe(revision, ""));
-  if (hub.remote().caching && !listing.from_cache) hub.cache().write_ref(revision, listing.commit);
   return listing;
 }
 

@@ -25,8 +25,8 @@ struct HubRepoFiles {
 HubRepoFiles list_hub_files(const HubClient& hub, const std::string& revision);
 
 // The commit of `revision` and the .gguf file(s) the quantization tag names there
-// (hub_gguf_tag.hpp), as `paths`. With caching on, a listing by the Hub is recorded in
-// refs/<revision>, so the tag resolves offline later.
+// (hub_gguf_tag.hpp), as `paths`. The caller records a listing by the Hub in refs/<revision>
+// (with caching on) once it holds the files, so the tag resolves offline later.
 HubRepoFiles list_hub_gguf_files(const HubClient& hub, const std::string& revision,
                                  std::string_view tag);
 

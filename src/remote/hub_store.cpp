@@ -58,6 +58,7 @@ std::vector<std::string> HubStore::expand(const std::string& object) {
   auto hub = this->hub();
   if (object.empty() && !source_.quant_tag.empty()) {  // hf://org/repo-GGUF:Q4_K_M
     HubRepoFiles tagged = list_hub_gguf_files(*hub, revision_, source_.quant_tag);
+    if (remote_->caching && !tagged.from_cache) hub->cache().write_ref(revision_, tagged.commit);
     revision_ = tagged.commit;
     return tagged.paths;
   }

@@ -129,19 +129,24 @@ nlohmann::json version_of(const std::string& source, const HttpObjectInfo& info)
           {"size", info.size}};
 }
 
-// Whether the partial download holds the start of the object in `version` (the source aside).
-bool partial_is_of(const OsPtr& os, const Paths& p, const nlohmann::json& version) {
-  std::optional<std::string> text;
-  try {
-    text = read_small_text_file(p.partial_record(), kMaxRecordBytes, os);
-  } catch (const Error&) {
-    return false;
-  }
+// The partial download's record (written by ballast: one of its own files) when it holds the
+// start of the object in `version` (the source aside); null otherwise.
+nlohmann::json partial_record_of(const OsPtr& os, const Paths& p, const nlohmann::json& version) {
+  const auto text = read_own_small_file(os, p.partial_record(), kMaxRecordBytes);
   auto recorded = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-  if (!recorded.is_object()) return false;
+  if (!recorded.is_object()) return nullptr;
   for (const char* field : {"etag", "last_modified", "size"})
-    if (!recorded.contains(field) || recorded[field] != version[field]) return false;
-  return true;
+    if (!recorded.contains(field) || recorded[field] != version[field]) return nullptr;
+  return recorded;
+}
+
+// The checkpoint a partial download's record holds: how many of its bytes are proven, and
+// their sha256.
+std::optional<PartialCheckpoint> checkpoint_of(const nlohmann::json& record) {
+  if (!record.is_object() || !record.contains("length") || !record["length"].is_number_unsigned() ||
+      !record.contains("sha256") || !record["sha256"].is_string())
+    return std::nullopt;
+  return PartialCheckpoint{record["length"].get<uint64_t>(), record["sha256"].get<std::string>()};
 }
 
 // Removes a partial download and its version record.
@@ -151,20 +156,30 @@ void remove_partial(const Os& os, const Paths& p) {
 }
 
 // Downloads the object into its blob under the object's exclusive lock, continuing a partial
-// download of the same version; returns the blob's sha256.
+// download of the same version after the bytes its record's checkpoint proves; returns the
+// blob's sha256.
 std::string download_blob(const OsPtr& os, const Paths& p, const std::string& source,
                           const HttpObjectInfo& info, const RangeFetch& fetch,
                           const std::function<void(uint64_t)>& progress) {
   const nlohmann::json version = version_of(source, info);
-  const bool resume = !version.is_null();
-  if (!resume || !partial_is_of(os, p, version)) {
+  const bool resumable = !version.is_null();
+  const nlohmann::json recorded = resumable ? partial_record_of(os, p, version) : nullptr;
+  if (recorded.is_null()) {
     remove_partial(*os,
                    p);  // another version's bytes (or an unidentified one's) are never continued
-    if (resume) write_atomically(os, p.partial_record(), lossy_json_text(version));
+    if (resumable) write_atomically(os, p.partial_record(), lossy_json_text(version));
   }
+  const ResumeProof proof{.recorded = [&] { return checkpoint_of(recorded); },
+                          .record =
+                              [&](const PartialCheckpoint& checkpoint) {
+                                nlohmann::json record = version;
+                                record["length"] = checkpoint.length;
+                                record["sha256"] = checkpoint.sha256;
+                                write_atomically(os, p.partial_record(), lossy_json_text(record));
+                              }};
   try {
-    std::string sha256 =
-        download_into(os, p.blob, info.size, std::nullopt, source, fetch, progress, resume);
+    std::string sha256 = download_into(os, p.blob, info.size, std::nullopt, source, fetch, progress,
+                                       resumable ? &proof : nullptr);
     remove_partial(*os, p);
     return sha256;
   } catch (...) {

@@ -9,16 +9,19 @@
 //                           loader uses the blob
 //   <hash>.blob.incomplete  a download in progress, or one interrupted (network failure, killed
 //                           process), never read as data
-//   <hash>.incomplete.json  {"source", "etag", "last_modified", "size"}: the version of the
-//                           object the .incomplete file holds the start of
+//   <hash>.incomplete.json  {"source", "etag", "last_modified", "size", "length", "sha256"}:
+//                           the version of the object the .incomplete file holds the start of,
+//                           and its checkpoint: how many of its first bytes are proven, and their
+//                           sha256 (kept every few MiB and when a network failure ends it)
 //
 // A cached blob is used when the object's current size and ETag (from a HEAD) match the record.
-// An interrupted download is resumed after its bytes when the object still has the version the
-// partial file was started from (the same size and a strong ETag or Last-Modified that equal);
-// otherwise it starts again from zero. With a size bound, blobs and partial downloads are
-// evicted least recently used first until the cache fits, skipping any that a loader is using
-// or downloading (its lock) — the one just fetched included. Every file call goes through the
-// cache's Os (the loader's).
+// An interrupted download is resumed after the bytes its checkpoint proves when both files are
+// ballast's own (is_own_file: never a planted hard link or another user's file) and the object
+// still has the version the partial file was started from (the same size and a strong ETag or
+// Last-Modified that equal); otherwise it starts again from zero. With a size bound, blobs and
+// partial downloads are evicted least recently used first until the cache fits, skipping any that a
+// loader is using or downloading (its lock) — the one just fetched included. Every file call goes
+// through the cache's Os (the loader's).
 #pragma once
 
 #include <cstdint>

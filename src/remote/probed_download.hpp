@@ -17,6 +17,8 @@ namespace ballast {
 // says the server honours Range, else one GET. `arrived`, when set, hears how far the object
 // has arrived (its offset) as bytes come in, from the reading threads: ranged GETs land a
 // piece of chunk_bytes x concurrency before `sink` hears of it, so progress comes from here.
+// With integrity checks on, an object without validator (has_validator) is streamed whole in
+// one GET instead, and its first bytes must equal `prefix` (Error(integrity) otherwise).
 void download_object(const RemoteContext& remote, const HttpTarget& target,
                      const HttpObjectInfo& info, std::span<const std::byte> prefix, uint64_t from,
                      const ByteSink& sink, const std::function<void(uint64_t)>& arrived = {});

@@ -56,7 +56,8 @@ std::shared_ptr<const RemoteContext> make_remote_context(const WeightLoaderConfi
   remote->os = std::move(os);
   remote->http = std::make_shared<HttpClient>(std::move(http));
   remote->reads = {.chunk_bytes = config.download_chunk_bytes,
-                   .concurrency = config.max_concurrent_downloads};
+                   .concurrency = config.max_concurrent_downloads,
+                   .one_request_without_validator = config.enable_integrity_checks};
   remote->caching = config.enable_caching;
   remote->integrity_checks = config.enable_integrity_checks;
   remote->cache_dir = config.cache_dir.empty() ? default_cache_dir() : config.cache_dir;

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "ballast/error.hpp"
 
@@ -34,10 +35,13 @@ void EvpDigest::update(const ByteSource& source) {
     update(source.read(at, std::min(kPiece, source.size() - at)));
 }
 
-std::string EvpDigest::hex() {
+namespace {
+
+// Finishes the digest `ctx` into lowercase hex.
+std::string finish(EVP_MD_CTX* ctx) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest, &length) != 1)
+  if (EVP_DigestFinal_ex(ctx, digest, &length) != 1)
     throw Error(ErrorCode::io, "digest computation failed");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
@@ -46,6 +50,17 @@ std::string EvpDigest::hex() {
     out.push_back(kHex[digest[i] & 15]);
   }
   return out;
+}
+
+}  // namespace
+
+std::string EvpDigest::hex() { return finish(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+std::string EvpDigest::hex_so_far() const {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> copy(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!copy || EVP_MD_CTX_copy_ex(copy.get(), static_cast<const EVP_MD_CTX*>(ctx_)) != 1)
+    throw Error(ErrorCode::io, "digest computation failed");
+  return finish(copy.get());
 }
 
 }  // namespace ballast

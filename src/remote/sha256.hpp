@@ -20,6 +20,8 @@ class EvpDigest {
   // Feeds the whole of `source` through the digest, a few MiB at a time.
   void update(const ByteSource& source);
   std::string hex();  // finishes the digest
+  // The digest of the bytes so far, leaving it open for more.
+  std::string hex_so_far() const;
 
  protected:
   explicit EvpDigest(const void* algorithm);  // an EVP_MD*

@@ -15,6 +15,8 @@ FOLDER with the fault named by the first path segment, OTHER_PORT is the redirec
   /etag/F          a different ETag on GET than on HEAD
   /changing/F      F for the path's first request, F.v2 (same size) after it: HEAD states
                    ETag "v1" or "v2", GET states none; If-Match of another version gets 412
+  /unvalidated/F   neither ETag nor Last-Modified, ever: F for the path's first two requests
+                   (the HEAD and the first GET), F.v2 (same size) after them
   /auth/F          401 without "Authorization: Bearer secret-token", else 302 to OTHER_PORT
   /hop/CODE/F      CODE (a redirect) to OTHER_PORT's /ok/F, whatever the request carries
   /samehop/CODE/F  CODE (a redirect) to this port's /seen/F
@@ -178,6 +180,8 @@ class Handler(BaseHTTPRequestHandler):
             version = 1 if count("changing " + name) == 1 else 2
             if version == 2:
                 path += ".v2"
+        if mode == "unvalidated" and count("unvalidated " + name) > 2:
+            path += ".v2"
         if not os.path.isfile(path):
             return self.send(404, {"Content-Length": "0"})
         with open(path, "rb") as f:
@@ -190,7 +194,7 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "changing" and self.headers.get("If-Match", etag) != etag:
             return self.send(412, {"Content-Length": "0"})
         headers = {"ETag": etag, "Accept-Ranges": "bytes"}
-        if mode == "changing" and not head:
+        if (mode == "changing" and not head) or mode == "unvalidated":
             del headers["ETag"]
         match = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
         if head:

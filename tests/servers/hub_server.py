@@ -16,7 +16,8 @@ RevisionNotFound, EntryNotFound, GatedRepo). Repos of org "gated" answer 401 wit
 "Authorization: Bearer hf_test_token"; repos of org "private" answer it as the Hub answers for a
 private repo (401, RepoNotFound, X-Error-Message). Repos without an organisation ("gpt2") are
 FOLDER/_/<name>. GET /api/whoami-v2 answers the test token's user (what `hf auth login`
-checks). Repo "org/corrupt" states a wrong sha256. GET /stats:
+checks). Repo "org/corrupt" states a wrong sha256; repos named "moving" list their files at
+one commit and answer for each file with X-Repo-Commit of another (a branch moved between). GET /stats:
 CDN GETs and body bytes served per file, the Authorization headers the CDN saw, and every Hub request.
 With HUB_CDN_URL set, LFS redirects go to {HUB_CDN_URL}/<folder>/<path> instead (the
 benchmark's nginx serving the same folder). Each LFS file's sha256 is computed once per
@@ -178,7 +179,7 @@ class Hub(Base):
         if ".." in file.split("/") or not os.path.isfile(full):
             return self.send(404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit,
                                    "Content-Length": "0"})
-        headers = {"X-Repo-Commit": commit}
+        headers = {"X-Repo-Commit": commit_of(repo, "moved") if name == "moving" else commit}
         if not lfs(file):
             with open(full, "rb") as f:
                 data = f.read()
