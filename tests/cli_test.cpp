@@ -150,5 +150,36 @@ TEST_F(Cli, LoadIntoAnArena) {
   EXPECT_EQ(ballast("load --arena --transform transpose " + shell_quote(path_)).exit_code, 2);
 }
 
+TEST_F(Cli, TablesListNamesInNaturalOrderAndCountInWords) {
+  const std::string path = (dir_ / "layers.safetensors").string();
+  write_file(path, safetensors_file({{"layers.10.w", "F32", {1}, f32_bytes({1})},
+                                     {"layers.2.w", "F32", {1}, f32_bytes({2})},
+                                     {"layers.1.w", "F32", {1}, f32_bytes({3})}}));
+  auto table = ballast("inspect " + shell_quote(path));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const size_t one = table.out.find("layers.1.w"), two = table.out.find("layers.2.w"),
+               ten = table.out.find("layers.10.w");
+  ASSERT_NE(ten, std::string::npos) << table.out;
+  EXPECT_TRUE(one < two && two < ten) << table.out;
+
+  const std::string single = (dir_ / "one.safetensors").string();
+  write_file(single, safetensors_file({{"w", "F32", {1}, f32_bytes({1})}}));
+  auto one_tensor = ballast("inspect " + shell_quote(single));
+  EXPECT_NE(one_tensor.out.find("\n1 tensor, "), std::string::npos) << one_tensor.out;
+  auto load = ballast("load " + shell_quote(single));
+  EXPECT_NE(load.out.find("loaded 1 tensor, "), std::string::npos) << load.out;
+}
+
+TEST_F(Cli, ConvertRefusesToOverwriteItsInput) {
+  const std::string before = read_file(path_);
+  auto same = ballast("convert " + shell_quote(path_) + " " + shell_quote(path_));
+  EXPECT_EQ(same.exit_code, 1) << same.out;
+  EXPECT_NE(same.err.find("would overwrite its input"), std::string::npos) << same.err;
+  EXPECT_EQ(read_file(path_), before);
+  // The same file by another name is the same file.
+  const std::string other_name = (dir_ / "." / "m.safetensors").string();
+  EXPECT_EQ(ballast("convert " + shell_quote(path_) + " " + shell_quote(other_name)).exit_code, 1);
+}
+
 }  // namespace
 }  // namespace ballast::test

@@ -14,6 +14,7 @@
 
 #include "console.hpp"
 #include "usage.hpp"
+#include "wording.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -209,8 +210,9 @@ void add_dtype_option(CLI::App& command, SourceOptions& options) {
 }
 
 void note_metadata(const std::string& source, const WeightMetadata& meta) {
-  Console::instance().note(fmt::format("{}: {}, {} tensors, {}", source, to_string(meta.format),
-                                       meta.tensors.size(), human_bytes(meta.total_size_bytes)));
+  Console::instance().note(fmt::format("{}: {}, {}, {}", source, to_string(meta.format),
+                                       counted(meta.tensors.size(), "tensor"),
+                                       human_bytes(meta.total_size_bytes)));
 }
 
 void download_first_when_reading_all(WeightLoader& loader, const WeightSource& source,

@@ -3,6 +3,7 @@
 // as one safetensors file (quantized bundles as "<tensor>.<part>"), recording the source and
 // the steps in __metadata__. The file appears atomically, complete or not at all.
 #include <deque>
+#include <filesystem>
 #include <future>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include "commands.hpp"
 #include "console.hpp"
 #include "safetensors_writer.hpp"
+#include "wording.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -30,6 +32,18 @@ std::string steps_text(const std::vector<Transformation>& steps) {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
+// convert writes its output by renaming a finished scratch file over OUT: refuse an OUT that is
+// one of the files being read, before anything is loaded.
+void refuse_overwriting_input(const std::string& output, const WeightMetadata& meta) {
+  for (const auto& file : meta.files) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(output, file, ec))
+      throw Error(
+          ErrorCode::invalid_argument,
+          fmt::format("convert would overwrite its input '{}': write to another file", file));
+  }
+}
+
 void run(const ConvertOptions& options) {
   auto loader = make_weight_loader(loader_config(options.source));
   WeightSource source = parse_source(options.source);
@@ -37,6 +51,7 @@ void run(const ConvertOptions& options) {
   const auto steps = load_steps(options.source, options.transform, raw);
   WeightMetadata meta = loader->get_metadata(source);
   note_metadata(source_text(options.source), meta);
+  refuse_overwriting_input(options.output, meta);
   std::vector<std::string> names;
   for (const auto& [name, info] : meta.tensors) names.push_back(name);
   names = select_tensors(names, options.tensors);
@@ -70,7 +85,8 @@ void run(const ConvertOptions& options) {
                  {"source", source_text(options.source)},
                  {"source_format", to_string(meta.format)},
                  {"transformations", steps_text(steps)}});
-  fmt::print("wrote {} tensors, {} to {}\n", written, human_bytes(bytes), options.output);
+  fmt::print("wrote {}, {} to {}\n", counted(written, "tensor"), human_bytes(bytes),
+             options.output);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #endif
 #if BALLAST_HAVE_NCCL
 #include "ballast/nccl_communicator.hpp"
+#include "wording.hpp"
 #endif
 
 namespace ballast::cli {
@@ -104,9 +105,9 @@ std::string report(const CooperativeLoadOptions& options, const std::vector<Tens
     return json_text(out, -1) + "\n";
   }
   return fmt::format(
-      "rank {} of {}: {} tensors, {} on {} in {:.3f} s; read {} from storage, received {} from "
+      "rank {} of {}: {}, {} on {} in {:.3f} s; read {} from storage, received {} from "
       "the other ranks in {} rounds\n",
-      rank, world, specs.size(), human_bytes(bytes), to_string(device), seconds,
+      rank, world, counted(specs.size(), "tensor"), human_bytes(bytes), to_string(device), seconds,
       human_bytes(result.storage_bytes), human_bytes(result.received_bytes), result.rounds);
 }
 

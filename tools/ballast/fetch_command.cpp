@@ -9,6 +9,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "console.hpp"
+#include "wording.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -36,9 +37,9 @@ void run(const FetchOptions& options) {
   auto loader = make_weight_loader(config);
   loader->preload(source);
   const WeightMetadata meta = loader->get_metadata(source);
-  fmt::print("preloaded {}: {} tensors, {} ({} bytes), {}\n", source_text(options.source),
-             meta.tensors.size(), human_bytes(meta.total_size_bytes), meta.total_size_bytes,
-             to_string(meta.format));
+  fmt::print("preloaded {}: {}, {} ({} bytes), {}\n", source_text(options.source),
+             counted(meta.tensors.size(), "tensor"), human_bytes(meta.total_size_bytes),
+             meta.total_size_bytes, to_string(meta.format));
 }
 
 }  // namespace

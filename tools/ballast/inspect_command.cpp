@@ -17,6 +17,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "shard_plan.hpp"
+#include "wording.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -158,10 +159,14 @@ void print_table(const std::string& source, const WeightMetadata& meta) {
   for (const auto& [name, info] : meta.tensors) name_width = std::max(name_width, name.size());
   fmt::print("{}  ({})\n\n", source, to_string(meta.format));
   fmt::print("{:<{}}  {:<8}  {:<20}  {:>12}\n", "name", name_width, "dtype", "shape", "size");
-  for (const auto& [name, info] : meta.tensors)
+  std::vector<std::string> names;
+  for (const auto& [name, info] : meta.tensors) names.push_back(name);
+  for (const auto& name : naturally_sorted(std::move(names))) {
+    const TensorInfo& info = meta.tensors.at(name);
     fmt::print("{:<{}}  {:<8}  {:<20}  {:>12}\n", name, name_width, dtype_name(info.dtype),
                shape_text(info.shape), human_bytes(info.nbytes));
-  fmt::print("\n{} tensors, {} ({} bytes)\n", meta.tensors.size(),
+  }
+  fmt::print("\n{}, {} ({} bytes)\n", counted(meta.tensors.size(), "tensor"),
              human_bytes(meta.total_size_bytes), meta.total_size_bytes);
   print_files(meta);
   const nlohmann::json extra = parse_for_table(meta.extra);

@@ -29,6 +29,7 @@
 #include "console.hpp"
 #include "cooperative_load.hpp"
 #include "usage.hpp"
+#include "wording.hpp"
 
 namespace ballast::cli {
 namespace {
@@ -202,8 +203,9 @@ void run(const LoadOptions& options) {
     std::cout << json_text(out) << "\n";
     return;
   }
-  fmt::print("loaded {} tensors, {} ({} bytes, {} zero-copy) in {:.3f} s: {:.2f} GB/s\n", r.tensors,
-             human_bytes(r.bytes), r.bytes, human_bytes(r.zero_copy), seconds, gbps);
+  fmt::print("loaded {}, {} ({} bytes, {} zero-copy) in {:.3f} s: {:.2f} GB/s\n",
+             counted(r.tensors, "tensor"), human_bytes(r.bytes), r.bytes, human_bytes(r.zero_copy),
+             seconds, gbps);
   if (each.size() > 1)
     fmt::print("median of {} loads, which took {:.3f} s\n", each.size(), fmt::join(each, ", "));
   fmt::print("mode {}, {} threads, peak memory {}\n", options.source.mode, threads,
