@@ -169,7 +169,7 @@ TEST_F(AsyncContract, LoaderDestroyedWithEveryAsyncCallInFlight) {
 using AsyncStress = AsyncContract;
 
 TEST_F(AsyncStress, RandomCancellationNestedLoadsAndDroppedLoaders) {
-  constexpr int kRounds = 24;
+  constexpr int kRounds = 12;
   constexpr int kClients = 4;
   constexpr int kCallsPerClient = 6;
   std::mt19937 seeds(20261207);
