@@ -134,6 +134,54 @@ TEST_F(AsyncContract, LoaderDestroyedWithACheckpointLoadInFlight) {
   }
 }
 
+// A loader of its own that provides only the required calls (here by forwarding them to a
+// default loader it owns): WeightLoader's fallbacks for streaming and load_checkpoint_async.
+class ForwardingLoader final : public WeightLoader {
+ public:
+  explicit ForwardingLoader(int threads)
+      : inner_(make_weight_loader({.read_mode = ReadMode::read, .num_threads = threads})) {}
+  std::future<TensorRef> load_tensor_async(TensorSpec spec) override {
+    return inner_->load_tensor_async(std::move(spec));
+  }
+  std::future<std::vector<TensorRef>> load_tensors_async(std::vector<TensorSpec> specs) override {
+    return inner_->load_tensors_async(std::move(specs));
+  }
+  std::future<bool> is_available_async(WeightSource source) override {
+    return inner_->is_available_async(std::move(source));
+  }
+  std::future<WeightMetadata> get_metadata_async(WeightSource source) override {
+    return inner_->get_metadata_async(std::move(source));
+  }
+  std::future<void> preload_async(WeightSource source) override {
+    return inner_->preload_async(std::move(source));
+  }
+  WeightLoaderCapabilities capabilities() const override { return inner_->capabilities(); }
+
+ private:
+  std::unique_ptr<WeightLoader> inner_;
+};
+
+// Before, the fallback's thread called the destroyed loader.
+TEST_F(AsyncContract, FallbacksKeepNoReferenceToTheirLoader) {
+  for (int round = 0; round < 8; ++round) {
+    auto l = std::make_unique<ForwardingLoader>(1 + round % 3);
+    auto checkpoint = l->load_checkpoint_async(source(), {"w.*"});
+    int streamed = 0;
+    auto stream =
+        l->load_tensors_streaming_async(weight_specs(), [&](const std::string&, TensorRef w) {
+          if (intact(w)) ++streamed;
+        });
+    l.reset();
+    auto all = checkpoint.get();
+    ASSERT_EQ(all.size(), kWeights);
+    for (const auto& [name, t] : all) EXPECT_TRUE(intact(t)) << name;
+    stream.get();
+    EXPECT_EQ(streamed, int(kWeights));
+  }
+  EXPECT_EQ(error_of([&] { ForwardingLoader(1).load_checkpoint(source(), {"nothing.*"}); }).code(),
+            ErrorCode::not_found);
+}
+
 // Every asynchronous call, and a stream whose callback makes nested loads, in flight when the
 // loader goes: the destructor waits for all of them; every future gets its result.
 TEST_F(AsyncContract, LoaderDestroyedWithEveryAsyncCallInFlight) {
