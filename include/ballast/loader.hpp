@@ -4,6 +4,11 @@
 // Every operation has an asynchronous form (returning std::future; errors arrive as
 // ballast::Error from future::get) and a blocking form. A WeightLoader is thread-safe: any
 // number of threads may call it at once.
+//
+// Pending work and the loader's lifetime: a loader may be destroyed while asynchronous calls
+// are in flight. Its destructor waits for every one of them (loads, streaming callbacks
+// included) to finish, and their futures stay valid after it. A callback must not destroy the
+// loader that calls it.
 #pragma once
 
 #include <functional>
@@ -21,9 +26,13 @@
 
 namespace ballast {
 
-// Receives each tensor of a streaming load as it completes: called from a loader thread, one
-// call at a time (no locking needed), in completion order. `name` is the tensor's name. To stop
-// the load early, throw Error(ErrorCode::cancelled): the load ends with that error.
+// Receives each tensor of a streaming load as it completes, in completion order, one call at a
+// time (no locking needed). `name` is the tensor's name. The default loader calls it on a
+// delivery thread of the load's own, never on one of its loader threads, which hand tensors
+// over without waiting for it: so the callback may make blocking loads through the same loader
+// (nested loads, e.g. a weight's scales when the weight arrives), and tensors that complete
+// while it runs queue for it. To stop the load early, throw (Error(ErrorCode::cancelled) by
+// convention): the load ends with that exception, and no further call is made.
 using TensorCallback = std::function<void(const std::string& name, TensorRef tensor)>;
 
 class WeightLoader {
@@ -35,9 +44,10 @@ class WeightLoader {
   virtual std::future<std::vector<TensorRef>> load_tensors_async(std::vector<TensorSpec> specs) = 0;
   // Loads concurrently and hands each tensor to `on_tensor` as soon as it is ready, so that a
   // caller can use the first tensors while the rest are in flight, and drop each after use.
-  // The future is ready after the last call. The first failure (of a load or of on_tensor) is
-  // reported; after it no further call is made. The default implementation (for loaders that
-  // do not stream) calls on_tensor in spec order once all tensors are loaded.
+  // The future is ready after the last call, once the load's work is over. The first failure
+  // (of a load or of on_tensor) is reported; after it no further call is made, whatever the
+  // thread count. The default implementation (for loaders that do not stream) calls on_tensor
+  // in spec order once all tensors are loaded.
   virtual std::future<void> load_tensors_streaming_async(std::vector<TensorSpec> specs,
                                                          TensorCallback on_tensor);
   virtual std::future<bool> is_available_async(WeightSource source) = 0;
@@ -48,9 +58,10 @@ class WeightLoader {
 
   // Loads every tensor of `source` whose name matches one of the glob `patterns` (fnmatch;
   // every tensor when empty), each with `transformations`, in one call. Throws
-  // Error(not_found) when patterns are given and no tensor matches. The loader must outlive
-  // the future.
-  std::future<std::map<std::string, TensorRef>> load_checkpoint_async(
+  // Error(not_found) when patterns are given and no tensor matches. The default implementation
+  // (for loaders that do not provide one) reads the metadata on the calling thread, then loads
+  // through load_tensors_async.
+  virtual std::future<std::map<std::string, TensorRef>> load_checkpoint_async(
       WeightSource source, std::vector<std::string> patterns = {},
       std::vector<Transformation> transformations = {});
 

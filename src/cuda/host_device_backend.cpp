@@ -191,11 +191,11 @@ class HostDeviceBackend final : public DeviceBackend, public DirectStorageOffer 
       std::lock_guard lock(e->mutex);
       generation = ++e->recorded;
     }
+    // Notified under the lock: a waiter may destroy the event (synchronize_stream's is on its
+    // stack) as soon as it can take the lock after seeing its generation complete.
     static_cast<HostStream*>(stream)->enqueue([e, generation] {
-      {
-        std::lock_guard lock(e->mutex);
-        e->completed = std::max(e->completed, generation);
-      }
+      std::lock_guard lock(e->mutex);
+      e->completed = std::max(e->completed, generation);
       e->done.notify_all();
     });
   }

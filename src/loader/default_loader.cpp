@@ -2,6 +2,7 @@
 #include "loader/default_loader.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -22,10 +23,13 @@
 #include "loader/materialize.hpp"
 #include "loader/preload.hpp"
 #include "loader/prepared_load.hpp"
+#include "loader/tensor_handoff.hpp"
+#include "loader/tensor_selection.hpp"
 #include "remote/lazy_cached_source.hpp"
 #include "remote/remote_context.hpp"
 #include "remote/source_store.hpp"
 #include "transform/plan.hpp"
+#include "util/joined_threads.hpp"
 #include "util/parallel_for.hpp"
 #include "util/shape_util.hpp"
 #include "util/thread_pool.hpp"
@@ -68,15 +72,37 @@ class DefaultLoader final : public WeightLoader {
     });
   }
 
+  // The pool loads and puts each tensor into the hand-off; a delivery thread of the load's own
+  // calls on_tensor (see tensor_handoff.hpp).
   std::future<void> load_tensors_streaming_async(std::vector<TensorSpec> specs,
                                                  TensorCallback on_tensor) override {
-    return pool_.submit([this, specs = std::move(specs), on_tensor = std::move(on_tensor)] {
-      std::mutex serial;  // one on_tensor call at a time
-      load_batch(specs, [&](size_t, TensorRef tensor) {
-        std::lock_guard lock(serial);
-        const std::string name = tensor->name();
-        on_tensor(name, std::move(tensor));
+    auto handoff = std::make_shared<TensorHandoff>(std::move(on_tensor));
+    pool_.post([this, handoff, specs = std::move(specs)] {
+      try {
+        load_batch(
+            specs, [&](size_t, TensorRef tensor) { handoff->put(std::move(tensor)); },
+            [&](std::exception_ptr error) { handoff->fail(std::move(error)); });
+      } catch (...) {
+        handoff->fail(std::current_exception());
+      }
+      handoff->close();
+    });
+    return deliveries_.start([handoff] { handoff->deliver_all(); });
+  }
+
+  std::future<std::map<std::string, TensorRef>> load_checkpoint_async(
+      WeightSource source, std::vector<std::string> patterns,
+      std::vector<Transformation> transformations) override {
+    return pool_.submit([this, source = std::move(source), patterns = std::move(patterns),
+                         steps = std::move(transformations)] {
+      const auto specs = selected_specs(metadata(source), source, patterns, steps);
+      std::mutex mutex;
+      std::map<std::string, TensorRef> out;
+      load_batch(specs, [&](size_t i, TensorRef tensor) {
+        std::lock_guard lock(mutex);
+        out.emplace(specs[i].name, std::move(tensor));
       });
+      return out;
     });
   }
 
@@ -251,8 +277,9 @@ class DefaultLoader final : public WeightLoader {
   // (from any worker). Specs are resolved first, so a missing tensor fails before any byte is
   // read; then the BatchPlan's jobs run: each local file's O_DIRECT sweep, coalesced runs of
   // small tensors, and every other tensor on its own. The first error stops the remaining work
-  // and is rethrown.
-  void load_batch(const std::vector<TensorSpec>& specs, const TensorDelivery& deliver) {
+  // and is rethrown; `on_failure` hears of each job's error as it happens.
+  void load_batch(const std::vector<TensorSpec>& specs, const TensorDelivery& deliver,
+                  const std::function<void(std::exception_ptr)>& on_failure = {}) {
     BatchCheckpoints open(checkpoints_);
     std::vector<PreparedLoad> prepared(specs.size());
     parallel_for(&pool_, pool_.size() - 1, specs.size(),
@@ -267,12 +294,17 @@ class DefaultLoader final : public WeightLoader {
     const ReadEngineOptions io = read_options();
     parallel_for(&pool_, pool_.size() - 1, plan.jobs().size(), [&](size_t j) {
       const BatchJob& job = plan.jobs()[j];
-      if (job.sweep)
-        run_sweep(*job.sweep, prepared, config_.alignment, io, deliver);
-      else if (!job.run.empty())
-        run_coalesced(job.run, prepared, config_.alignment, io, deliver);
-      else
-        deliver(job.first_spec, finish(prepared[job.first_spec]));
+      try {
+        if (job.sweep)
+          run_sweep(*job.sweep, prepared, config_.alignment, io, deliver);
+        else if (!job.run.empty())
+          run_coalesced(job.run, prepared, config_.alignment, io, deliver);
+        else
+          deliver(job.first_spec, finish(prepared[job.first_spec]));
+      } catch (...) {
+        if (on_failure) on_failure(std::current_exception());
+        throw;
+      }
     });
   }
 
@@ -320,7 +352,9 @@ class DefaultLoader final : public WeightLoader {
   // Device loads share one pinned ring per device, within the staging budget.
   DeviceUploads device_uploads_{
       {.staging_bytes = config_.max_staging_bytes, .chunk_bytes = config_.read_chunk_bytes}};
-  ThreadPool pool_;  // last: its destructor drains tasks that use the members above
+  ThreadPool pool_;  // its destructor drains tasks that use the members above
+  // Streaming callbacks' threads; joined first, while the pool still runs their nested loads.
+  JoinedThreads deliveries_;
 };
 
 }  // namespace
