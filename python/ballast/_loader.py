@@ -3,6 +3,7 @@ while it works, safe to share between threads, with an awaitable form of every c
 from __future__ import annotations
 
 import asyncio
+import difflib
 import fnmatch
 import json
 from dataclasses import dataclass, field
@@ -185,15 +186,19 @@ class Loader:
 
     def _checkpoint_specs(self, source: SourceLike, patterns: PatternsLike,
                           transformations: TransformsLike) -> List[tuple]:
-        names = list(self.get_metadata(source).tensors)
+        every = list(self.get_metadata(source).tensors)
+        names = every
         patterns = pattern_list(patterns)
         if patterns:
-            names = [n for n in names if any(n == p or fnmatch.fnmatchcase(n, p)
+            names = [n for n in every if any(n == p or fnmatch.fnmatchcase(n, p)
                                              for p in patterns)]
             if not names:
                 from ._errors import TensorNotFoundError
-                text = f"no tensor matches {', '.join(patterns)}"
-                raise TensorNotFoundError(f"not_found: {text}", message=text)
+                closest = difflib.get_close_matches(patterns[0], every, n=3)
+                text = f"no tensor matches {', '.join(patterns)}" + (
+                    "; closest: " + ", ".join(f"'{n}'" for n in closest) if closest else "")
+                raise TensorNotFoundError(f"not_found: {text}", message=text,
+                                          tensor=", ".join(patterns))
         text = transformation_text(transformations)
         return [TensorSpec(n, source=source, transforms=text)._native() for n in names]
 

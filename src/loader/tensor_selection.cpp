@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "ballast/error.hpp"
+#include "util/closest_names.hpp"
 
 namespace ballast {
 namespace {
@@ -27,10 +28,16 @@ std::vector<TensorSpec> selected_specs(const WeightMetadata& meta, const WeightS
   for (const auto& [name, info] : meta.tensors)
     if (matches_any(name, patterns))
       specs.push_back({.name = name, .source = source, .transformations = transformations});
-  if (specs.empty() && !patterns.empty())
+  if (specs.empty() && !patterns.empty()) {
+    // A tensor error (its context names the patterns), so Python raises a KeyError kind, not
+    // a FileNotFoundError of a file that exists.
+    std::vector<std::string_view> names;
+    for (const auto& [name, info] : meta.tensors) names.push_back(name);
+    const std::string wanted = fmt::format("{}", fmt::join(patterns, ", "));
     throw Error(ErrorCode::not_found,
-                fmt::format("no tensor matches {}", fmt::join(patterns, ", ")),
-                {.source = describe(source)});
+                "no tensor matches " + wanted + closest_names_text(patterns.front(), names),
+                {.source = describe(source), .tensor = wanted});
+  }
   return specs;
 }
 

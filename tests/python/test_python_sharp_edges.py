@@ -134,3 +134,17 @@ def test_module_level_loader_with_a_progress_callback_exits_cleanly():
 def test_progress_callback_must_be_callable():
     with pytest.raises(TypeError):
         ballast.Loader(on_download_progress="not a function")
+
+
+def test_a_pattern_that_matches_nothing_is_a_key_error_naming_the_closest(checkpoint):
+    """Once a FileNotFoundError of the (existing) file."""
+    loader = ballast.Loader()
+    for call in (lambda: loader.load_checkpoint(checkpoint, "lm_haed.*"),
+                 lambda: list(loader.iter_tensors(checkpoint, "lm_haed.*"))):
+        with pytest.raises(KeyError) as raised:
+            call()
+        assert not isinstance(raised.value, FileNotFoundError)
+        assert isinstance(raised.value, ballast.TensorNotFoundError)
+        assert "lm_haed.*" in str(raised.value)
+    with pytest.raises(ballast.TensorNotFoundError, match="closest: 'lm_head.weight'"):
+        loader.load_checkpoint(checkpoint, "lm_haed.weight*")
