@@ -139,7 +139,7 @@ TEST_F(S3SourceTest, CliFetchDownloadsIntoTheObjectCacheOnce) {
   server().clear_log();
   auto first = run_command(fetch);
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  EXPECT_NE(first.out.find("1 tensors"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("1 tensor,"), std::string::npos) << first.out;
   EXPECT_EQ(server().get_bytes(), file.size());
   std::vector<std::filesystem::path> blobs;
   for (const auto& entry : std::filesystem::directory_iterator(cache / "objects"))

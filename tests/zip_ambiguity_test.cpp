@@ -8,6 +8,7 @@
 
 #include "ballast/error.hpp"
 #include "formats/zip/zip_archive.hpp"
+#include "support/parse_and_read.hpp"
 #include "support/test_support.hpp"
 #include "support/zip_writer.hpp"
 
@@ -15,10 +16,7 @@ namespace ballast::test {
 namespace {
 
 std::shared_ptr<ByteSource> memory(const std::string& bytes) {
-  return make_memory_source(
-      std::vector<std::byte>(reinterpret_cast<const std::byte*>(bytes.data()),
-                             reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size()),
-      "test.zip");
+  return memory_source_of(bytes, "test.zip");
 }
 
 uint32_t get_u32(const std::string& b, uint64_t at) {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "ballast/error.hpp"
+#include "support/parse_and_read.hpp"
 #include "support/test_support.hpp"
 #include "support/zip_writer.hpp"
 
@@ -16,10 +17,7 @@ namespace ballast::test {
 namespace {
 
 std::shared_ptr<ByteSource> memory(const std::string& bytes) {
-  return make_memory_source(
-      std::vector<std::byte>(reinterpret_cast<const std::byte*>(bytes.data()),
-                             reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size()),
-      "test.zip");
+  return memory_source_of(bytes, "test.zip");
 }
 
 std::string read_all(const ByteSource& s) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <exception>
 
 #include <fmt/format.h>
 
@@ -47,6 +48,9 @@ struct Transfer {
   bool body_cut = false;    // a body ballast does not need reached max_body_bytes: not read on
   size_t header_bytes = 0;  // all header lines so far, interim responses included
   int interim = 0;          // 1xx responses so far
+  // What a callback threw (a sink's ENOSPC, an integrity check): an exception must not unwind
+  // through libcurl's C frames, so the transfer is stopped and it is raised after cleanup.
+  std::exception_ptr callback_error;
 
   // Stops the transfer (a callback's 0) with the reason the answer is refused.
   size_t refuse(std::string why) {
@@ -59,8 +63,19 @@ struct Transfer {
   }
 };
 
-size_t on_header(char* data, size_t size, size_t count, void* user) {
-  auto* t = static_cast<Transfer*>(user);
+// Runs a libcurl callback's body: what it throws stops the transfer and is kept for later.
+template <typename Body>
+size_t guarded(Transfer* t, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    t->callback_error = std::current_exception();
+    t->result.stopped_by_us = true;
+    return 0;
+  }
+}
+
+size_t header_line(Transfer* t, char* data, size_t size, size_t count) {
   std::string_view line(data, size * count);
   t->header_bytes += line.size();
   if (t->header_bytes > kMaxResponseHeaderBytes)
@@ -78,8 +93,12 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
-size_t on_write(char* data, size_t size, size_t count, void* user) {
+size_t on_header(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
+  return guarded(t, [&] { return header_line(t, data, size, count); });
+}
+
+size_t body_bytes(Transfer* t, char* data, size_t size, size_t count) {
   const size_t n = size * count;
   const HttpRequest& request = *t->request;
   if (!t->success_status() || !request.on_body) {
@@ -109,6 +128,11 @@ size_t on_write(char* data, size_t size, size_t count, void* user) {
     return 0;
   }
   return n;
+}
+
+size_t on_write(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  return guarded(t, [&] { return body_bytes(t, data, size, count); });
 }
 
 }  // namespace
@@ -287,6 +311,7 @@ HttpResult HttpClient::perform_hop(const HttpRequest& request, const std::string
   if (const std::string* named = result.response.header("location"))
     location = resolve_location(url, *named);
   release(handle);
+  if (transfer.callback_error) std::rethrow_exception(transfer.callback_error);
   return result;
 }
 
