@@ -5,13 +5,11 @@
 # lacking ballast's build dependencies can still run them. The Python package with its _core
 # goes to .gpu/python, marked with the Python version it was built for: gpu_check.sh uses it
 # only under the same version (a CPython extension's ABI is per minor version; the GPU machine
-# may run a newer Python, and then builds _core itself or skips the Python GPU tests). Then,
-# with the device tool:
-#   run: bash scripts/gpu_check.sh   carry: [".gpu", ".whl"]   (scripts/gpu_wheels.sh fills .whl)
+# may run a newer Python, and then builds _core itself or skips the Python GPU tests). Then copy
+# the checkout with .gpu/ and .whl/ (scripts/gpu_wheels.sh fills it) to the GPU machine and run
+# `bash scripts/gpu_check.sh` there. Both folders are in .gitignore.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exclude="$(git rev-parse --git-common-dir)/info/exclude"
-grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >> "$exclude"
 python=$PWD/.venv/bin/python
 [[ -x $python ]] || python=$(command -v python3)
 cmake --preset release -DBALLAST_CUDA=ON -DBALLAST_CUFILE=ON -DBALLAST_PYTHON=ON \

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Downloads the wheels the GPU benchmark compares against (InstantTensor, fastsafetensors) into
 # .whl/ for a Python 3.12 x86-64 machine that cannot fetch them itself (scripts/gpu_check.sh
-# installs them from there). .whl/ is not committed: add it to .git/info/exclude.
+# installs them from there). .whl/ is in .gitignore.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> "$(git rev-parse --git-common-dir)/info/exclude"
 platforms=()
 for n in 17 24 27 28 31 34 35; do platforms+=(--platform "manylinux_2_${n}_x86_64"); done
 python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
